@@ -1,0 +1,67 @@
+# dptrain: the two commands a new user needs are `make demo` and `make test` (README.md).
+#
+# Both install what is missing first: on Debian as root, libopenblas-dev (fast BLAS) and
+# dataset-fashion-mnist (the real dataset that works offline); Go modules through the module
+# proxy. Without root, or without the packages, the build falls back to the pure-Go BLAS and
+# tests that need a dataset say how to get it and skip.
+
+SHELL   := /bin/bash
+GO      ?= go
+BIN     := bin/dptrain
+SHARED  ?= $(abspath ../shared)
+export DPTRAIN_SHARED := $(SHARED)
+
+# OpenBLAS is used when a C compiler can link against it; `make BLAS=gonum ...` forces pure Go.
+BLAS ?= $(shell printf 'int main(void){return 0;}' | cc -x c - -lopenblas -o /dev/null >/dev/null 2>&1 && echo openblas || echo gonum)
+ifeq ($(BLAS),openblas)
+TAGS := -tags openblas
+else
+TAGS :=
+endif
+
+.PHONY: all deps build test demo bench lint clean
+
+all: build
+
+deps:
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		missing=""; \
+		for p in libopenblas-dev dataset-fashion-mnist; do \
+			dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; \
+		done; \
+		if [ -n "$$missing" ]; then \
+			echo "deps: installing Debian packages:$$missing"; \
+			(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null) \
+				|| echo "deps: apt-get failed; continuing with pure-Go BLAS and without Fashion-MNIST"; \
+		fi; \
+	else \
+		dpkg -s libopenblas-dev >/dev/null 2>&1 || echo "deps: not root: using pure-Go BLAS (for speed: sudo apt-get install libopenblas-dev)"; \
+		[ -d /usr/share/datasets/fashion-mnist ] || echo "deps: Fashion-MNIST not found (sudo apt-get install dataset-fashion-mnist, or: dptrain data download --dataset fashion-mnist)"; \
+	fi
+	@$(GO) mod download
+
+build: deps
+	@$(MAKE) --no-print-directory $(BIN)
+
+$(BIN): FORCE
+	$(GO) build $(TAGS) -o $(BIN) ./cmd/dptrain
+	@./$(BIN) version
+
+FORCE:
+
+test: build
+	$(GO) vet $(TAGS) ./...
+	$(GO) test $(TAGS) -count=1 -timeout 20m ./...
+
+demo: build
+	./$(BIN) data inspect --dataset fashion-mnist
+
+bench: build
+	$(GO) test $(TAGS) -run '^$$' -bench . -benchmem ./...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(TAGS) ./...
+
+clean:
+	rm -rf bin

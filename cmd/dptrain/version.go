@@ -1,0 +1,34 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/dptrain/dptrain/models"
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func newVersionCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version, the Go toolchain and the BLAS implementation in use",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rev := ""
+			if bi, ok := debug.ReadBuildInfo(); ok {
+				for _, s := range bi.Settings {
+					if s.Key == "vcs.revision" {
+						rev = " " + s.Value
+					}
+				}
+			}
+			fmt.Fprintf(a.out, "dptrain %s%s (%s, %s/%s, blas=%s)\n", version, rev,
+				runtime.Version(), runtime.GOOS, runtime.GOARCH, models.BLAS())
+			return nil
+		},
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !openblas
+
+package models
+
+const blasName = "gonum"
