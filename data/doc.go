@@ -4,4 +4,24 @@
 // the accountants can check it; every sampler takes an explicit random source.
 //
 // It knows nothing of models or privacy mathematics.
+//
+// # Datasets
+//
+// A Dataset holds a Train and a Test Split, each N rows of D float32 features (row-major;
+// images in CHW order) with int32 labels. Readers scale pixels to [0, 1]; Standardize applies
+// the published per-dataset mean/std and BoundNorm rescales every example to l2 norm ≤ R.
+// Split.Gather copies a batch into caller-owned buffers without allocating.
+//
+// A Locator finds a dataset by name: in an explicit directory only, or else in the cache
+// ($DPTRAIN_DATA, default os.UserCacheDir()/dptrain, one folder per dataset), then in
+// /usr/share/datasets/NAME (Debian's dataset-fashion-mnist), then by downloading into the
+// cache when allowed. A Downloader fetches from the canonical mirrors through NAME.part files,
+// resumes with HTTP Range requests and checks each file's published SHA-256 before renaming
+// it into place. Files that are truncated, corrupt or inconsistent give a *FileError naming
+// the file, what was expected and what was found.
+//
+// # Samplers
+//
+// Poisson, PoissonWithRejection, WithoutReplacement, Shuffled, ShuffledOnce and Full
+// implement Sampler. Their Scheme values equal accounting.Sampling's.
 package data

@@ -1,0 +1,190 @@
+package data
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Downloader fetches a dataset's files from its mirror into a directory. Every file is written
+// to NAME.part, its size and SHA-256 checked against the published values, and only then
+// renamed to NAME: a failed or mismatching download never leaves a file where a good one is
+// expected. An interrupted download leaves NAME.part behind, and the next Fetch resumes it with
+// an HTTP Range request.
+type Downloader struct {
+	// Client makes the requests; nil means http.DefaultClient. Cancel through the context.
+	Client *http.Client
+	// BaseURL, when set, replaces the dataset's canonical mirror (Spec.BaseURL); tests point it
+	// at a local server.
+	BaseURL string
+	// Progress, when set, receives a progress bar per file.
+	Progress io.Writer
+}
+
+// Fetch downloads every file of spec into dir (created if missing), skipping files already
+// present with a good checksum.
+func (dl *Downloader) Fetch(ctx context.Context, spec Spec, dir string) error {
+	if spec.Format == FormatSynthetic {
+		return fmt.Errorf("data: %s is generated from a seed; there is nothing to download", spec.Name)
+	}
+	if len(spec.Files) == 0 {
+		return fmt.Errorf("data: %s has no download files listed", spec.Name)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("data: cannot create download directory: %w", err)
+	}
+	base := dl.BaseURL
+	if base == "" {
+		base = spec.BaseURL
+	}
+	if !strings.HasSuffix(base, "/") {
+		base += "/"
+	}
+	for _, f := range spec.Files {
+		if err := dl.fetchFile(ctx, base+f.Name, filepath.Join(dir, f.Name), f, spec.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fetchFile downloads url to dst through dst.part.
+func (dl *Downloader) fetchFile(ctx context.Context, url, dst string, f RemoteFile, dataset string) error {
+	if _, err := os.Stat(dst); err == nil {
+		if Verify(dst, f) == nil {
+			if dl.Progress != nil {
+				fmt.Fprintf(dl.Progress, "%s: already present, checksum ok\n", dst)
+			}
+			return nil
+		}
+		// A file with a wrong checksum is not a good one: remove it, so that whatever happens
+		// next no bad file sits where a good one is expected.
+		if err := os.Remove(dst); err != nil {
+			return fmt.Errorf("data: cannot remove %s, whose checksum is wrong: %w", dst, err)
+		}
+	}
+	part := dst + ".part"
+	// Two attempts: the second starts afresh when the partial file cannot be resumed.
+	for attempt := 0; ; attempt++ {
+		restart, err := dl.transfer(ctx, url, part, f)
+		if err != nil {
+			return err
+		}
+		if restart && attempt == 0 {
+			if err := os.Remove(part); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("data: cannot remove stale %s: %w", part, err)
+			}
+			continue
+		}
+		break
+	}
+	if f.Size > 0 {
+		st, err := os.Stat(part)
+		if err != nil {
+			return fmt.Errorf("data: %w", err)
+		}
+		if st.Size() != f.Size {
+			os.Remove(part)
+			return &FileError{Path: url, Problem: fmt.Sprintf("size mismatch: want %d bytes but the download has %d", f.Size, st.Size()), Hint: "the mirror may serve a different file; try again, or use --base-url for another mirror"}
+		}
+	}
+	got, err := fileSHA256(part)
+	if err != nil {
+		return fmt.Errorf("data: cannot checksum %s: %w", part, err)
+	}
+	if got != f.SHA256 {
+		os.Remove(part)
+		return &FileError{Path: url, Problem: fmt.Sprintf("checksum mismatch: want sha256 %s but the download has %s (removed)", f.SHA256, got), Hint: "the mirror may serve a corrupt or different file; try again, or use --base-url for another mirror"}
+	}
+	if err := os.Rename(part, dst); err != nil {
+		return fmt.Errorf("data: cannot move verified download into place: %w", err)
+	}
+	return nil
+}
+
+// transfer appends url's bytes to part, resuming from part's current size. It reports
+// restart when the partial file is unusable and must be removed and downloaded afresh.
+func (dl *Downloader) transfer(ctx context.Context, url, part string, f RemoteFile) (restart bool, err error) {
+	var off int64
+	if st, err := os.Stat(part); err == nil {
+		off = st.Size()
+	}
+	if f.Size > 0 && off > f.Size {
+		return true, nil
+	}
+	if f.Size > 0 && off == f.Size {
+		return false, nil // complete: the caller verifies it
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false, fmt.Errorf("data: bad download URL %q: %w", url, err)
+	}
+	if off > 0 {
+		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", off))
+	}
+	client := dl.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return false, fmt.Errorf("data: download %s failed: %w; check the network (or --base-url) and run the same command again to resume", url, err)
+	}
+	defer resp.Body.Close()
+	flags := os.O_WRONLY | os.O_CREATE
+	switch {
+	case resp.StatusCode == http.StatusPartialContent && off > 0:
+		start, err := contentRangeStart(resp.Header.Get("Content-Range"))
+		if err != nil || start != off {
+			return true, nil
+		}
+		flags |= os.O_APPEND
+	case resp.StatusCode == http.StatusOK:
+		off = 0 // the server ignored the range: start over
+		flags |= os.O_TRUNC
+	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable:
+		return true, nil
+	default:
+		return false, fmt.Errorf("data: download %s: server answered %s; check the URL (or --base-url)", url, resp.Status)
+	}
+	out, err := os.OpenFile(part, flags, 0o644)
+	if err != nil {
+		return false, fmt.Errorf("data: cannot write %s: %w", part, err)
+	}
+	total := f.Size
+	if total <= 0 && resp.ContentLength > 0 {
+		total = off + resp.ContentLength
+	}
+	bar := newProgressBar(dl.Progress, filepath.Base(strings.TrimSuffix(part, ".part")), off, total)
+	n, copyErr := io.Copy(io.MultiWriter(out, bar), resp.Body)
+	syncErr := out.Sync()
+	closeErr := out.Close()
+	if copyErr != nil {
+		bar.finish("interrupted")
+		return false, fmt.Errorf("data: download %s interrupted after %d of %d bytes (%v); run the same command again to resume from %s", url, off+n, total, copyErr, part)
+	}
+	if err := errors.Join(syncErr, closeErr); err != nil {
+		return false, fmt.Errorf("data: cannot write %s: %w", part, err)
+	}
+	bar.finish("done")
+	return false, nil
+}
+
+// contentRangeStart parses the first byte position of a "bytes START-END/TOTAL" header.
+func contentRangeStart(h string) (int64, error) {
+	rest, ok := strings.CutPrefix(h, "bytes ")
+	if !ok {
+		return 0, fmt.Errorf("bad Content-Range %q", h)
+	}
+	start, _, ok := strings.Cut(rest, "-")
+	if !ok {
+		return 0, fmt.Errorf("bad Content-Range %q", h)
+	}
+	return strconv.ParseInt(start, 10, 64)
+}

@@ -1,0 +1,124 @@
+package data
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+const (
+	mnistT10kDir    = "/work/shared/data/mnist-t10k"
+	fashionDebian   = "/usr/share/datasets/fashion-mnist"
+	skipNoMNIST     = "MNIST test set not found at " + mnistT10kDir + " (the shared data beside the project)"
+	skipNoFashion   = "Fashion-MNIST not found at " + fashionDebian + " (install Debian's dataset-fashion-mnist)"
+	realDataEpsilon = 5e-4
+)
+
+func requireDir(t *testing.T, dir, msg string) {
+	t.Helper()
+	if _, err := os.Stat(dir); err != nil {
+		t.Skip(msg)
+	}
+}
+
+// pixelMoments returns the mean and standard deviation of all values of s, in float64.
+func pixelMoments(s *Split) (mean, std float64) {
+	var sum, ss float64
+	for _, v := range s.X {
+		sum += float64(v)
+		ss += float64(v) * float64(v)
+	}
+	n := float64(len(s.X))
+	mean = sum / n
+	return mean, math.Sqrt(ss/n - mean*mean)
+}
+
+func TestRealMNISTTestSet(t *testing.T) {
+	requireDir(t, mnistT10kDir, skipNoMNIST)
+	l := &Locator{Dir: mnistT10kDir}
+	d, err := l.Load(t.Context(), "mnist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Train != nil {
+		t.Errorf("train split has %d examples, want nil (the directory holds only t10k files)", d.Train.Len())
+	}
+	if d.Test.Len() != 10000 || d.Test.D != 784 || !slices.Equal(d.Shape, []int{1, 28, 28}) {
+		t.Fatalf("test N=%d D=%d shape %v, want 10000, 784, [1 28 28]", d.Test.Len(), d.Test.D, d.Shape)
+	}
+	// The published per-digit counts of the MNIST test set.
+	want := []int{980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009}
+	if got := d.Test.ClassCounts(10); !slices.Equal(got, want) {
+		t.Errorf("label histogram %v, want %v", got, want)
+	}
+	// The first test digits are 7, 2, 1, 0, 4 (LeCun's test set order).
+	if got := d.Test.Y[:5]; !slices.Equal(got, []int32{7, 2, 1, 0, 4}) {
+		t.Errorf("first labels %v, want [7 2 1 0 4]", got)
+	}
+	// The test set's pixel mean and std are 0.1325 and 0.3105 (the 0.1307/0.3081 constants
+	// are the training set's).
+	m, s := pixelMoments(d.Test)
+	if math.Abs(m-0.1325) > realDataEpsilon || math.Abs(s-0.3105) > realDataEpsilon {
+		t.Errorf("pixel mean %.4f std %.4f, want 0.1325, 0.3105", m, s)
+	}
+	for _, f := range []string{"t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"} {
+		spec, _ := Lookup("mnist")
+		rf, _ := spec.file(f)
+		if err := Verify(filepath.Join(mnistT10kDir, f), rf); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestRealFashionMNIST(t *testing.T) {
+	requireDir(t, fashionDebian, skipNoFashion)
+	l := &Locator{CacheDir: t.TempDir(), SystemRoots: []string{filepath.Dir(fashionDebian)}}
+	d, err := l.Load(t.Context(), "fashion-mnist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Source != fashionDebian+" (system)" {
+		t.Errorf("source %q, want %s (system)", d.Source, fashionDebian)
+	}
+	if d.Train.Len() != 60000 || d.Test.Len() != 10000 {
+		t.Fatalf("train/test = %d/%d, want 60000/10000", d.Train.Len(), d.Test.Len())
+	}
+	// Fashion-MNIST is balanced: 6000 training and 1000 test images per class.
+	for _, c := range []struct {
+		s    *Split
+		want int
+	}{{d.Train, 6000}, {d.Test, 1000}} {
+		for k, n := range c.s.ClassCounts(10) {
+			if n != c.want {
+				t.Errorf("class %d has %d examples, want %d", k, n, c.want)
+			}
+		}
+	}
+	// First labels as printed in the TensorFlow classification tutorial.
+	if got := d.Train.Y[:10]; !slices.Equal(got, []int32{9, 0, 0, 3, 0, 2, 7, 2, 5, 5}) {
+		t.Errorf("first training labels %v", got)
+	}
+	if got := d.Test.Y[:10]; !slices.Equal(got, []int32{9, 2, 1, 1, 6, 1, 4, 6, 5, 7}) {
+		t.Errorf("first test labels %v", got)
+	}
+	// The published standardisation constants are the training set's mean and std.
+	m, s := pixelMoments(d.Train)
+	if math.Abs(m-0.2860) > realDataEpsilon || math.Abs(s-0.3530) > realDataEpsilon {
+		t.Errorf("training pixel mean %.4f std %.4f, want 0.2860, 0.3530", m, s)
+	}
+	if err := d.Standardize(); err != nil {
+		t.Fatal(err)
+	}
+	m, s = pixelMoments(d.Train)
+	if math.Abs(m) > 2e-3 || math.Abs(s-1) > 2e-3 {
+		t.Errorf("standardized training mean %.4f std %.4f, want 0, 1", m, s)
+	}
+	spec, _ := Lookup("fashion-mnist")
+	for _, f := range spec.Files {
+		if err := Verify(filepath.Join(fashionDebian, f.Name), f); err != nil {
+			t.Error(err)
+		}
+	}
+}
