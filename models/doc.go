@@ -1,7 +1,30 @@
-// Package models defines the networks dptrain trains — logistic regression, MLPs, CNNs, the
-// lifted MLP of DP-MBCD and NMF — as gorgonia graphs on CPU tensors, and computes what private
-// optimizers need from them: per-sample gradient norms and clipped gradient sums, computed
-// without materialising per-sample gradients where that is cheaper (ghost clipping).
+// Package models defines the networks dptrain trains — logistic regression, MLPs, CNNs (conv,
+// max/average pooling, GroupNorm, ResNet basic blocks) and presets such as cnn-tramer-boneh,
+// lenet5, mlp-784-128-64-32-10 and resnet20-gn — as gorgonia graphs on CPU tensors, and
+// computes what private optimizers need from them: per-sample gradient norms and clipped
+// gradient sums, computed without materialising per-sample gradients (ghost clipping).
 //
-// It never draws noise and never decides anything about privacy.
+// A Network is built from a Spec (which a YAML config maps onto) and an explicit *rand.Rand.
+// Its parameters are one flat []float32 (Params) that the graphs' parameter tensors alias;
+// Layout names the tensors inside it. The loss is softmax cross-entropy summed over the
+// batch: optimizers divide by the batch size themselves.
+//
+// How the gradient pieces are obtained: the forward and backward passes run in gorgonia (one
+// compiled tape machine per batch-size bucket, reused across steps); each layer with
+// parameters exposes its input A (im2col patches for conv) through a Read node and the
+// gradient G of the summed loss with respect to its output through an extra input node added
+// to that output (gorgonia differentiates only with respect to inputs). The per-sample norms
+// and the clipped sum are then a few BLAS calls on A and G (gonum blas32, which the openblas
+// build tag routes to OpenBLAS): see ghost.go for the identities. gorgonia never computes the
+// parameter gradients itself in this path, so a private step costs about one non-private
+// step plus the norms. Pooling and GroupNorm's normalisation are custom gorgonia ops
+// (ops.go): gorgonia v0.9.18's own have wrong or noisy backward passes.
+//
+// ReferenceGrad computes one sample's gradient with gorgonia's ordinary autodiff with respect
+// to the parameter nodes; tests check ClippedGradSum and PerSampleGradSum against it and
+// against finite differences for every layer type.
+//
+// Parameters are saved in a checksummed binary format (checkpoint.go) with atomic writes.
+//
+// The package never draws noise and never decides anything about privacy.
 package models

@@ -1,0 +1,166 @@
+package models
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+)
+
+// Parameter file format, version 1 (all integers little-endian):
+//
+//	offset      size  field
+//	0           8     magic "DPTRNPRM"
+//	8           4     format version, uint32 (1)
+//	12          4     length L of the spec, uint32
+//	16          L     the Spec as JSON
+//	16+L        8     parameter count P, uint64
+//	24+L        4P    the flat parameter vector, IEEE-754 float32
+//	24+L+4P     32    SHA-256 of every preceding byte
+//
+// Reading checks the magic, the version, the checksum, that the spec builds, and that the
+// count equals the spec's parameter count.
+const (
+	paramMagic   = "DPTRNPRM"
+	paramVersion = 1
+	maxSpecBytes = 1 << 20
+)
+
+// WriteParams writes the network's spec and parameters to w in the parameter file format.
+func (nw *Network) WriteParams(w io.Writer) error {
+	spec, err := json.Marshal(nw.spec)
+	if err != nil {
+		return fmt.Errorf("models: encoding spec: %w", err)
+	}
+	h := sha256.New()
+	bw := bufio.NewWriter(io.MultiWriter(w, h))
+	var hdr [8]byte
+	bw.WriteString(paramMagic)
+	binary.LittleEndian.PutUint32(hdr[:4], paramVersion)
+	bw.Write(hdr[:4])
+	binary.LittleEndian.PutUint32(hdr[:4], uint32(len(spec)))
+	bw.Write(hdr[:4])
+	bw.Write(spec)
+	binary.LittleEndian.PutUint64(hdr[:], uint64(len(nw.params)))
+	bw.Write(hdr[:])
+	for _, v := range nw.params {
+		binary.LittleEndian.PutUint32(hdr[:4], math.Float32bits(v))
+		bw.Write(hdr[:4])
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("models: writing parameters: %w", err)
+	}
+	if _, err := w.Write(h.Sum(nil)); err != nil {
+		return fmt.Errorf("models: writing checksum: %w", err)
+	}
+	return nil
+}
+
+// ReadParams reads a parameter file and builds the network it describes.
+func ReadParams(r io.Reader) (*Network, error) {
+	h := sha256.New()
+	tr := io.TeeReader(bufio.NewReader(r), h)
+	var hdr [16]byte
+	if _, err := io.ReadFull(tr, hdr[:]); err != nil {
+		return nil, fmt.Errorf("models: reading parameter header: %w", err)
+	}
+	if string(hdr[:8]) != paramMagic {
+		return nil, fmt.Errorf("models: not a dptrain parameter file (magic %q, want %q)", hdr[:8], paramMagic)
+	}
+	if v := binary.LittleEndian.Uint32(hdr[8:12]); v != paramVersion {
+		return nil, fmt.Errorf("models: parameter file version %d, this build reads version %d", v, paramVersion)
+	}
+	l := binary.LittleEndian.Uint32(hdr[12:16])
+	if l > maxSpecBytes {
+		return nil, fmt.Errorf("models: parameter file spec of %d bytes is implausibly large: the file is corrupt", l)
+	}
+	specJSON := make([]byte, l)
+	if _, err := io.ReadFull(tr, specJSON); err != nil {
+		return nil, fmt.Errorf("models: reading spec: %w", err)
+	}
+	var cnt [8]byte
+	if _, err := io.ReadFull(tr, cnt[:]); err != nil {
+		return nil, fmt.Errorf("models: reading parameter count: %w", err)
+	}
+	var spec Spec
+	if err := json.Unmarshal(specJSON, &spec); err != nil {
+		return nil, fmt.Errorf("models: decoding spec: %w", err)
+	}
+	nw, err := newUninitialised(spec)
+	if err != nil {
+		return nil, fmt.Errorf("models: the file's spec does not build: %w", err)
+	}
+	if n := binary.LittleEndian.Uint64(cnt[:]); n != uint64(len(nw.params)) {
+		return nil, fmt.Errorf("models: the file holds %d parameters, its spec %q needs %d", n, nw.Name(), len(nw.params))
+	}
+	buf := make([]byte, 4*len(nw.params))
+	if _, err := io.ReadFull(tr, buf); err != nil {
+		return nil, fmt.Errorf("models: reading %d parameters: %w", len(nw.params), err)
+	}
+	want := h.Sum(nil)
+	var got [sha256.Size]byte
+	if _, err := io.ReadFull(tr, got[:]); err != nil {
+		return nil, fmt.Errorf("models: reading checksum: %w", err)
+	}
+	if !bytes.Equal(got[:], want) {
+		return nil, errors.New("models: parameter file checksum mismatch: the file is corrupt or truncated")
+	}
+	for i := range nw.params {
+		nw.params[i] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:]))
+	}
+	return nw, nil
+}
+
+// Save writes the network to path atomically: to a temporary file in the same directory,
+// synced, then renamed over path.
+func Save(path string, nw *Network) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("models: saving parameters: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err = nw.WriteParams(f); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("models: syncing %s: %w", f.Name(), err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("models: closing %s: %w", f.Name(), err)
+	}
+	if err = os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("models: renaming to %s: %w", path, err)
+	}
+	if d, derr := os.Open(dir); derr == nil { // make the rename durable; best effort
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// Load reads the network saved at path.
+func Load(path string) (*Network, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("models: loading parameters: %w", err)
+	}
+	defer f.Close()
+	nw, err := ReadParams(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return nw, nil
+}

@@ -1,0 +1,312 @@
+package models
+
+import (
+	"fmt"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// mode selects what a compiled graph computes.
+type mode int
+
+const (
+	// modeGhost: forward and backward, reading each parameter layer's input A (im2col
+	// patches for conv) and the gradient G of the summed loss with respect to its output.
+	modeGhost mode = iota
+	// modeForward: logits only.
+	modeForward
+	// modeRef: gorgonia's own reverse-mode gradient with respect to the parameter nodes,
+	// with biases and affine parameters broadcast the ordinary way; the reference path that
+	// shares no code with the ghost-clipping arithmetic.
+	modeRef
+)
+
+// groupNormEpsilon is added to the group variance (Wu & He 2018, eq. 1).
+const groupNormEpsilon = 1e-5
+
+// tape is one compiled gorgonia graph for batches of exactly n rows, with the buffers its
+// inputs are bound to and its outputs are read into. Buffers are allocated once, when the
+// graph is built, and reused by every run.
+//
+// The graph reaches ∂L/∂Z for a layer's pre-activation Z by adding an input node E to Z
+// (Z' = Z + E) and differentiating with respect to E (gorgonia's Grad only differentiates
+// with respect to input nodes). E is not zero: it holds the layer's bias broadcast over the
+// rows, so the same node carries the bias in the forward pass and yields G = ∂L/∂Z in the
+// backward pass. GroupNorm's affine parameters are fed the same way, as input tensors S and B
+// of the full activation shape holding scale and shift broadcast over samples and positions:
+// ∂L/∂S = x̂ ⊙ g and ∂L/∂B = g, whose sums over positions are the per-sample gradients.
+type tape struct {
+	n      int
+	mode   mode
+	vm     G.VM
+	x      []float32 // n × prod(input), bound to the input node
+	t      []float32 // n × classes, mask-weighted one-hot targets (ghost, ref)
+	logits []float32 // n × classes, read after the forward pass
+
+	// Indexed by parameter layer (ghost and forward modes).
+	e  [][]float32 // dense/conv: E, (n·rows)×k; GN: S, n×C×hw
+	e2 [][]float32 // GN: B, n×C×hw
+	a  [][]float32 // ghost, dense/conv: A, (n·rows)×d
+	gz [][]float32 // ghost: ∂L/∂E, or ∂L/∂S for GN
+	g2 [][]float32 // ghost, GN: ∂L/∂B
+
+	grad []float32 // ref: ∂L/∂θ, laid out like the parameters
+}
+
+func inputNode(g *G.ExprGraph, name string, buf []float32, shape ...int) *G.Node {
+	return G.NewTensor(g, tensor.Float32, len(shape), G.WithShape(shape...), G.WithName(name),
+		G.WithValue(tensor.New(tensor.WithBacking(buf), tensor.WithShape(shape...))))
+}
+
+// readInto copies n's value into buf during the run, when it is computed: the tape machine
+// reuses the memory of values that are no longer needed, so reading after the run is unsafe.
+func readInto(n *G.Node, buf []float32) {
+	v := new(G.Value)
+	*v = tensor.New(tensor.WithBacking(buf), tensor.WithShape(n.Shape().Clone()...))
+	G.Read(n, v)
+}
+
+// build compiles the network for batches of n rows.
+func (nw *Network) build(n int, m mode) (*tape, error) {
+	p := nw.plan
+	g := G.NewGraph()
+	t := &tape{n: n, mode: m}
+	nl := len(p.layers)
+	t.e, t.e2, t.a, t.gz, t.g2 = make([][]float32, nl), make([][]float32, nl), make([][]float32, nl), make([][]float32, nl), make([][]float32, nl)
+	in := append([]int{n}, nw.res.input...)
+	t.x = make([]float32, n*nw.inDim)
+	h := inputNode(g, "x", t.x, in...)
+	var (
+		wrt    []*G.Node
+		wrtBuf [][]float32
+		stack  []*G.Node
+		err    error
+	)
+	if m == modeRef {
+		t.grad = make([]float32, p.nparam)
+	}
+	param := func(name string, off, size int, shape ...int) *G.Node {
+		node := inputNode(g, name, nw.params[off:off+size], shape...)
+		if m == modeRef {
+			wrt = append(wrt, node)
+			wrtBuf = append(wrtBuf, t.grad[off:off+size])
+		}
+		return node
+	}
+	// linear applies Z = A·W (+ bias) for a dense layer (A: n×d) or a conv layer's patches
+	// (A: n·oh·ow × d).
+	linear := func(a *G.Node, j int) (*G.Node, error) {
+		l := &p.layers[j]
+		rows := n * l.rows()
+		w := param(l.name+".weight", l.w, l.d*l.k, l.d, l.k)
+		z, err := G.Mul(a, w)
+		if err != nil {
+			return nil, fmt.Errorf("models: %s: %w", l.name, err)
+		}
+		if m == modeRef {
+			if l.b < 0 {
+				return z, nil
+			}
+			b := param(l.name+".bias", l.b, l.k, 1, l.k)
+			return G.Auto(G.BroadcastAdd, z, b)
+		}
+		t.e[j] = make([]float32, rows*l.k)
+		e := inputNode(g, l.name+".E", t.e[j], rows, l.k)
+		if m == modeGhost {
+			t.a[j] = make([]float32, rows*l.d)
+			readInto(a, t.a[j])
+			t.gz[j] = make([]float32, rows*l.k)
+			wrt = append(wrt, e)
+			wrtBuf = append(wrtBuf, t.gz[j])
+		}
+		return G.Add(z, e)
+	}
+	conv := func(x *G.Node, j int) (*G.Node, error) {
+		l := &p.layers[j]
+		pt, err := G.Im2Col(x, tensor.Shape{l.kh, l.kw}, tensor.Shape{l.pad, l.pad},
+			tensor.Shape{l.stride, l.stride}, tensor.Shape{1, 1})
+		if err != nil {
+			return nil, fmt.Errorf("models: %s: %w", l.name, err)
+		}
+		if pt, err = G.Reshape(pt, tensor.Shape{n * l.oh * l.ow, l.d}); err != nil {
+			return nil, fmt.Errorf("models: %s: %w", l.name, err)
+		}
+		z, err := linear(pt, j)
+		if err != nil {
+			return nil, err
+		}
+		if z, err = G.Reshape(z, tensor.Shape{n, l.oh, l.ow, l.k}); err != nil {
+			return nil, fmt.Errorf("models: %s: %w", l.name, err)
+		}
+		return G.Transpose(z, 0, 3, 1, 2)
+	}
+	groupNorm := func(x *G.Node, j int) (*G.Node, error) {
+		l := &p.layers[j]
+		shape := x.Shape().Clone()
+		var s, b *G.Node
+		if m == modeRef {
+			s = param(l.name+".scale", l.w, l.c, 1, l.c, 1, 1)
+			b = param(l.name+".shift", l.b, l.c, 1, l.c, 1, 1)
+		} else {
+			t.e[j] = make([]float32, n*l.c*l.hw)
+			t.e2[j] = make([]float32, n*l.c*l.hw)
+			s = inputNode(g, l.name+".S", t.e[j], shape...)
+			b = inputNode(g, l.name+".B", t.e2[j], shape...)
+			if m == modeGhost {
+				t.gz[j] = make([]float32, n*l.c*l.hw)
+				t.g2[j] = make([]float32, n*l.c*l.hw)
+				wrt = append(wrt, s, b)
+				wrtBuf = append(wrtBuf, t.gz[j], t.g2[j])
+			}
+		}
+		xh, err := normalise(x, l.groups)
+		if err != nil {
+			return nil, fmt.Errorf("models: %s: %w", l.name, err)
+		}
+		if m == modeRef {
+			if xh, err = G.Auto(G.BroadcastHadamardProd, xh, s); err != nil {
+				return nil, fmt.Errorf("models: %s: %w", l.name, err)
+			}
+			return G.Auto(G.BroadcastAdd, xh, b)
+		}
+		if xh, err = G.HadamardProd(xh, s); err != nil {
+			return nil, fmt.Errorf("models: %s: %w", l.name, err)
+		}
+		return G.Add(xh, b)
+	}
+	for oi, o := range p.ops {
+		switch o.kind {
+		case opDense:
+			h, err = linear(h, o.p)
+		case opConv:
+			h, err = conv(h, o.p)
+		case opGN:
+			h, err = groupNorm(h, o.p)
+		case opMaxPool:
+			h, err = G.ApplyOp(poolOp{pool2d{max: true, k: o.kernel, s: o.stride}}, h)
+		case opAvgPool:
+			h, err = G.ApplyOp(poolOp{pool2d{k: o.kernel, s: o.stride}}, h)
+		case opFlatten:
+			h, err = G.Reshape(h, tensor.Shape{n, o.out[0]})
+		case opAct:
+			h, err = activation(h, o.act)
+		case opGAP:
+			s := h.Shape()
+			if s[2] != s[3] {
+				err = fmt.Errorf("global average pooling needs a square input, got %v", s)
+			} else if h, err = G.ApplyOp(poolOp{pool2d{k: s[2], s: s[2]}}, h); err == nil {
+				h, err = G.Reshape(h, tensor.Shape{n, s[1]})
+			}
+		case opSave:
+			stack = append(stack, h)
+		case opAddSave:
+			sc := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if o.proj >= 0 {
+				if sc, err = conv(sc, o.proj); err == nil {
+					sc, err = groupNorm(sc, o.projGN)
+				}
+			}
+			if err == nil {
+				h, err = G.Add(h, sc)
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("models: building op %d of %s: %w", oi, nw.res.name, err)
+		}
+		if got := h.Shape(); o.kind != opSave && !sameShape(got[1:], o.out) {
+			return nil, fmt.Errorf("models: op %d of %s produces shape %v, planned %v", oi, nw.res.name, got[1:], o.out)
+		}
+	}
+	t.logits = make([]float32, n*nw.res.classes)
+	readInto(h, t.logits)
+	if m != modeForward {
+		// Softmax cross-entropy summed over rows; T holds one-hot labels for real rows and
+		// zeros for padding rows, so padding contributes exactly zero loss and gradient.
+		t.t = make([]float32, n*nw.res.classes)
+		tn := inputNode(g, "targets", t.t, n, nw.res.classes)
+		logp, err := G.LogSoftMax(h)
+		if err != nil {
+			return nil, fmt.Errorf("models: loss: %w", err)
+		}
+		prodNode, err := G.HadamardProd(logp, tn)
+		if err != nil {
+			return nil, fmt.Errorf("models: loss: %w", err)
+		}
+		sum, err := G.Sum(prodNode)
+		if err != nil {
+			return nil, fmt.Errorf("models: loss: %w", err)
+		}
+		cost, err := G.Neg(sum)
+		if err != nil {
+			return nil, fmt.Errorf("models: loss: %w", err)
+		}
+		grads, err := G.Grad(cost, wrt...)
+		if err != nil {
+			return nil, fmt.Errorf("models: differentiating %s: %w", nw.res.name, err)
+		}
+		for i, gn := range grads {
+			readInto(gn, wrtBuf[i])
+		}
+	}
+	t.vm = G.NewTapeMachine(g)
+	return t, nil
+}
+
+// normalise is GroupNorm without its affine part (see groupNormaliseOp).
+func normalise(x *G.Node, groups int) (*G.Node, error) {
+	return G.ApplyOp(groupNormaliseOp{groups}, x)
+}
+
+func sameShape(a tensor.Shape, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// activation applies relu, tanh or gelu. gelu uses the tanh form of Hendrycks & Gimpel (2016),
+// 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), since gorgonia has no erf.
+func activation(x *G.Node, name string) (*G.Node, error) {
+	switch name {
+	case "relu":
+		return G.Rectify(x)
+	case "tanh":
+		return G.Tanh(x)
+	case "gelu":
+		c := func(v float32) *G.Node { return G.NewConstant(v) }
+		x3, err := G.Cube(x)
+		if err != nil {
+			return nil, err
+		}
+		inner, err := G.Mul(x3, c(0.044715))
+		if err != nil {
+			return nil, err
+		}
+		if inner, err = G.Add(x, inner); err != nil {
+			return nil, err
+		}
+		if inner, err = G.Mul(inner, c(0.7978845608028654)); err != nil {
+			return nil, err
+		}
+		th, err := G.Tanh(inner)
+		if err != nil {
+			return nil, err
+		}
+		if th, err = G.Add(th, c(1)); err != nil {
+			return nil, err
+		}
+		y, err := G.HadamardProd(x, th)
+		if err != nil {
+			return nil, err
+		}
+		return G.Mul(y, c(0.5))
+	}
+	return nil, fmt.Errorf("models: unknown activation %q", name)
+}

@@ -1,0 +1,60 @@
+package models
+
+// Batch is a batch of N examples: X is row-major N×(prod InputShape), Y holds the class labels.
+type Batch struct {
+	X []float32
+	Y []int32
+	N int
+}
+
+// Stats summarises a pass over a batch.
+type Stats struct {
+	Loss    float64 // SUM of the per-sample softmax cross-entropy losses
+	Correct int     // samples whose arg-max prediction equals the label
+	N       int     // samples in the batch (padding rows never count)
+	Clipped int     // samples whose gradient norm exceeded the clip norm
+}
+
+// Add accumulates o into s.
+func (s *Stats) Add(o Stats) {
+	s.Loss += o.Loss
+	s.Correct += o.Correct
+	s.N += o.N
+	s.Clipped += o.Clipped
+}
+
+// ParamInfo describes one parameter tensor inside the flat parameter vector.
+type ParamInfo struct {
+	Name         string
+	Shape        []int
+	Offset, Size int
+	// Bias marks additive parameters (dense/conv biases, GroupNorm shifts), which optimizers
+	// usually exclude from weight decay.
+	Bias bool
+}
+
+// Model is a classifier whose parameters live in one flat float32 vector and that computes the
+// per-sample quantities private optimizers need.
+type Model interface {
+	Name() string
+	// InputShape is the shape of one example, e.g. [1 28 28] or [784].
+	InputShape() []int
+	Classes() int
+	// Params is the model's parameters as ONE flat []float32; it aliases the model's storage
+	// (the gorgonia tensors are built WithBacking on sub-slices of it): writing to it changes
+	// the model.
+	Params() []float32
+	Layout() []ParamInfo
+	// ClippedGradSum writes Σ_i min(1, clip/‖g_i‖₂)·g_i into grad (len(Params())), where g_i is
+	// the gradient of sample i's loss at the current parameters; clip = +Inf means no clipping.
+	// If norms != nil (len ≥ b.N) it receives ‖g_i‖₂. Uses ghost clipping (no per-sample
+	// gradients materialised) wherever that is cheaper.
+	ClippedGradSum(b Batch, clip float64, grad []float32, norms []float64) (Stats, error)
+	// PerSampleGradSum materialises each sample's gradient g_i in turn (O(params) memory),
+	// calls f(i, g_i), which may transform it in place, and writes Σ_i f(g_i) into grad.
+	PerSampleGradSum(b Batch, f func(i int, g []float32), grad []float32) (Stats, error)
+	// Evaluate computes the loss and accuracy without gradients.
+	Evaluate(b Batch) (Stats, error)
+	// Predict writes the arg-max class of each example into pred (len ≥ b.N).
+	Predict(b Batch, pred []int32) error
+}

@@ -1,0 +1,437 @@
+package models
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// Network is a Model built from a Spec: a gorgonia graph per batch-size bucket (graph shapes
+// are static), compiled lazily and reused, over one flat parameter vector.
+//
+// Batches larger than the spec's Chunk are processed in chunks of at most Chunk samples, so
+// memory does not grow with the batch size; a chunk of m samples runs on the graph for the
+// smallest bucket ≥ m (buckets are multiples of Chunk/8), padded with rows whose loss has
+// weight zero. Per-sample quantities never mix samples, so chunking changes no result.
+//
+// A Network is not safe for concurrent use.
+type Network struct {
+	spec   Spec
+	res    resolved
+	plan   *plan
+	params []float32
+	inDim  int
+
+	tapes map[tapeKey]*tape
+
+	sq      []float64 // per-sample squared norms of a chunk
+	scale   []float32 // per-sample clip factors of a chunk
+	sample  []float32 // one sample's gradient (PerSampleGradSum)
+	scratch []float32 // Gram matrices, per-sample conv gradients
+}
+
+type tapeKey struct {
+	n int
+	m mode
+}
+
+var _ Model = (*Network)(nil)
+
+// New builds the network that spec describes and initialises its parameters from rng: weights
+// followed by relu or gelu with He et al. (2015) normal N(0, 2/fan_in), other weights with
+// Glorot & Bengio (2010) uniform U(±√(6/(fan_in+fan_out))), biases and GroupNorm shifts 0,
+// GroupNorm scales 1.
+func New(spec Spec, rng *rand.Rand) (*Network, error) {
+	if rng == nil {
+		return nil, errors.New("models: New needs a *rand.Rand for initialisation")
+	}
+	nw, err := newUninitialised(spec)
+	if err != nil {
+		return nil, err
+	}
+	nw.initParams(rng)
+	return nw, nil
+}
+
+func newUninitialised(spec Spec) (*Network, error) {
+	r, err := spec.resolve()
+	if err != nil {
+		return nil, err
+	}
+	p, err := makePlan(r)
+	if err != nil {
+		return nil, err
+	}
+	nw := &Network{spec: spec, res: r, plan: p, params: make([]float32, p.nparam),
+		inDim: prod(r.input), tapes: make(map[tapeKey]*tape)}
+	// Compile the smallest training graph now, so that a spec gorgonia cannot build fails here.
+	if _, err := nw.tape(nw.bucket(1), modeGhost); err != nil {
+		return nil, err
+	}
+	return nw, nil
+}
+
+func (nw *Network) initParams(rng *rand.Rand) {
+	for _, l := range nw.plan.layers {
+		switch l.kind {
+		case kindDense, kindConv:
+			fanIn, fanOut := l.d, l.k
+			if l.kind == kindConv {
+				fanOut = l.k * l.kh * l.kw
+			}
+			w := nw.params[l.w : l.w+l.d*l.k]
+			if l.he {
+				std := math.Sqrt(2 / float64(fanIn))
+				for i := range w {
+					w[i] = float32(rng.NormFloat64() * std)
+				}
+			} else {
+				lim := math.Sqrt(6 / float64(fanIn+fanOut))
+				for i := range w {
+					w[i] = float32((2*rng.Float64() - 1) * lim)
+				}
+			}
+		case kindGN:
+			for i := 0; i < l.c; i++ {
+				nw.params[l.w+i] = 1
+			}
+		}
+	}
+}
+
+// Spec returns the spec the network was built from.
+func (nw *Network) Spec() Spec { return nw.spec }
+
+// Name is the spec's kind: a preset name, or logreg, mlp, cnn.
+func (nw *Network) Name() string { return nw.res.name }
+
+// InputShape is the shape of one example.
+func (nw *Network) InputShape() []int { return append([]int(nil), nw.res.input...) }
+
+// Classes is the number of classes.
+func (nw *Network) Classes() int { return nw.res.classes }
+
+// Params aliases the parameter storage the graphs read.
+func (nw *Network) Params() []float32 { return nw.params }
+
+// Layout describes the parameter tensors inside Params, in order.
+func (nw *Network) Layout() []ParamInfo {
+	out := make([]ParamInfo, len(nw.plan.layout))
+	for i, pi := range nw.plan.layout {
+		pi.Shape = append([]int(nil), pi.Shape...)
+		out[i] = pi
+	}
+	return out
+}
+
+// Chunk is the largest number of samples one graph run processes.
+func (nw *Network) Chunk() int { return nw.res.chunk }
+
+func (nw *Network) bucket(m int) int {
+	step := nw.res.chunk / 8
+	if step < 1 {
+		step = 1
+	}
+	b := (m + step - 1) / step * step
+	if b > nw.res.chunk {
+		b = nw.res.chunk
+	}
+	return b
+}
+
+func (nw *Network) tape(n int, m mode) (*tape, error) {
+	k := tapeKey{n, m}
+	if t, ok := nw.tapes[k]; ok {
+		return t, nil
+	}
+	t, err := nw.build(n, m)
+	if err != nil {
+		return nil, err
+	}
+	nw.tapes[k] = t
+	return t, nil
+}
+
+func (nw *Network) checkBatch(b Batch) error {
+	if b.N < 0 {
+		return fmt.Errorf("models: batch size %d is negative", b.N)
+	}
+	if len(b.X) < b.N*nw.inDim {
+		return fmt.Errorf("models: batch X has %d values, need N·%d = %d", len(b.X), nw.inDim, b.N*nw.inDim)
+	}
+	if len(b.Y) < b.N {
+		return fmt.Errorf("models: batch Y has %d labels, need N = %d", len(b.Y), b.N)
+	}
+	for i, y := range b.Y[:b.N] {
+		if y < 0 || int(y) >= nw.res.classes {
+			return fmt.Errorf("models: label %d of sample %d is outside [0, %d)", y, i, nw.res.classes)
+		}
+	}
+	return nil
+}
+
+// run loads samples [start, start+m) of b into t (padding the rest with zero rows of zero
+// loss weight), refreshes the broadcast parameter inputs, and runs the graph.
+func (nw *Network) run(t *tape, b Batch, start, m int) error {
+	d := nw.inDim
+	copy(t.x, b.X[start*d:(start+m)*d])
+	clear(t.x[m*d:])
+	if t.t != nil {
+		c := nw.res.classes
+		clear(t.t)
+		for i := 0; i < m; i++ {
+			t.t[i*c+int(b.Y[start+i])] = 1
+		}
+	}
+	if t.mode != modeRef {
+		for j := range nw.plan.layers {
+			l := &nw.plan.layers[j]
+			switch l.kind {
+			case kindDense, kindConv:
+				if l.b >= 0 {
+					bias := nw.params[l.b : l.b+l.k]
+					for r := 0; r < len(t.e[j]); r += l.k {
+						copy(t.e[j][r:r+l.k], bias)
+					}
+				}
+			case kindGN:
+				for i := 0; i < t.n; i++ {
+					for c := 0; c < l.c; c++ {
+						o := (i*l.c + c) * l.hw
+						fill(t.e[j][o:o+l.hw], nw.params[l.w+c])
+						fill(t.e2[j][o:o+l.hw], nw.params[l.b+c])
+					}
+				}
+			}
+		}
+	}
+	defer t.vm.Reset()
+	if err := t.vm.RunAll(); err != nil {
+		return fmt.Errorf("models: running %s on %d samples: %w", nw.res.name, t.n, err)
+	}
+	return nil
+}
+
+func fill(s []float32, v float32) {
+	for i := range s {
+		s[i] = v
+	}
+}
+
+// logitStats adds the softmax cross-entropy (computed in float64 from the logits) and the
+// arg-max accuracy of samples [start, start+m) to s, and their predictions to pred if non-nil.
+func (nw *Network) logitStats(t *tape, b Batch, start, m int, s *Stats, pred []int32) {
+	c := nw.res.classes
+	for i := 0; i < m; i++ {
+		row := t.logits[i*c : (i+1)*c]
+		best := 0
+		mx := float64(row[0])
+		for k, v := range row {
+			if float64(v) > mx {
+				mx, best = float64(v), k
+			}
+		}
+		var se float64
+		for _, v := range row {
+			se += math.Exp(float64(v) - mx)
+		}
+		if b.Y != nil {
+			y := int(b.Y[start+i])
+			s.Loss += mx + math.Log(se) - float64(row[y])
+			if best == y {
+				s.Correct++
+			}
+		}
+		if pred != nil {
+			pred[start+i] = int32(best)
+		}
+	}
+	s.N += m
+}
+
+// Evaluate computes the summed loss and the accuracy of b without gradients.
+func (nw *Network) Evaluate(b Batch) (Stats, error) {
+	var s Stats
+	if err := nw.checkBatch(b); err != nil {
+		return s, err
+	}
+	for start := 0; start < b.N; start += nw.res.chunk {
+		m := min(nw.res.chunk, b.N-start)
+		t, err := nw.tape(nw.bucket(m), modeForward)
+		if err != nil {
+			return Stats{}, err
+		}
+		if err := nw.run(t, b, start, m); err != nil {
+			return Stats{}, err
+		}
+		nw.logitStats(t, b, start, m, &s, nil)
+	}
+	return s, nil
+}
+
+// Predict writes the arg-max class of each of the b.N examples into pred; b.Y is not used.
+func (nw *Network) Predict(b Batch, pred []int32) error {
+	if b.N < 0 || len(b.X) < b.N*nw.inDim {
+		return fmt.Errorf("models: batch of %d examples needs %d values in X, has %d", b.N, b.N*nw.inDim, len(b.X))
+	}
+	if len(pred) < b.N {
+		return fmt.Errorf("models: pred has length %d, need %d", len(pred), b.N)
+	}
+	b.Y = nil
+	var s Stats
+	for start := 0; start < b.N; start += nw.res.chunk {
+		m := min(nw.res.chunk, b.N-start)
+		t, err := nw.tape(nw.bucket(m), modeForward)
+		if err != nil {
+			return err
+		}
+		if err := nw.run(t, b, start, m); err != nil {
+			return err
+		}
+		nw.logitStats(t, b, start, m, &s, pred)
+	}
+	return nil
+}
+
+func (nw *Network) checkGrad(grad []float32) error {
+	if len(grad) != len(nw.params) {
+		return fmt.Errorf("models: grad has length %d, the model has %d parameters", len(grad), len(nw.params))
+	}
+	return nil
+}
+
+// ClippedGradSum writes Σ_i min(1, clip/‖g_i‖₂)·g_i into grad (it overwrites grad), the sum
+// of the per-sample gradients clipped in l2 norm (Abadi et al. 2016, Algorithm 1, the clipping
+// step). clip = +Inf gives the plain gradient of the summed loss (no norms are computed unless
+// norms is non-nil). If norms != nil it receives ‖g_i‖₂ for i < b.N.
+//
+// No per-sample gradient is materialised for dense layers and GroupNorm; conv layers compute
+// each sample's norm by the Gram identity or by materialising one sample's weight gradient at
+// a time, whichever costs less (see ghost.go).
+func (nw *Network) ClippedGradSum(b Batch, clip float64, grad []float32, norms []float64) (Stats, error) {
+	var s Stats
+	if err := nw.checkBatch(b); err != nil {
+		return s, err
+	}
+	if err := nw.checkGrad(grad); err != nil {
+		return s, err
+	}
+	if math.IsNaN(clip) || clip <= 0 {
+		return s, fmt.Errorf("models: clip norm %v must be positive (+Inf for no clipping)", clip)
+	}
+	if norms != nil && len(norms) < b.N {
+		return s, fmt.Errorf("models: norms has length %d, need %d", len(norms), b.N)
+	}
+	clear(grad)
+	needNorms := norms != nil || !math.IsInf(clip, 1)
+	for start := 0; start < b.N; start += nw.res.chunk {
+		m := min(nw.res.chunk, b.N-start)
+		t, err := nw.tape(nw.bucket(m), modeGhost)
+		if err != nil {
+			return Stats{}, err
+		}
+		if err := nw.run(t, b, start, m); err != nil {
+			return Stats{}, err
+		}
+		nw.logitStats(t, b, start, m, &s, nil)
+		nw.scale = grow(nw.scale, m)
+		scale := nw.scale[:m]
+		fill(scale, 1)
+		if needNorms {
+			nw.sq = growF64(nw.sq, m)
+			sq := nw.sq[:m]
+			clear(sq)
+			nw.ghostSquaredNorms(t, m, sq)
+			for i, v := range sq {
+				norm := math.Sqrt(v)
+				if norms != nil {
+					norms[start+i] = norm
+				}
+				if norm > clip {
+					s.Clipped++
+					scale[i] = float32(clip / norm)
+				}
+			}
+		}
+		nw.ghostScaledSum(t, m, scale, grad)
+	}
+	return s, nil
+}
+
+// PerSampleGradSum materialises each sample's gradient g_i in turn (one parameter-sized
+// buffer), calls f(i, g_i), which may modify g_i in place, and writes Σ_i f(g_i) into grad (it
+// overwrites grad). The g_i are assembled from one batched forward/backward pass: a_i g_iᵀ for
+// dense layers, P_iᵀ G_i for conv layers, sums over positions for GroupNorm. f may be nil.
+func (nw *Network) PerSampleGradSum(b Batch, f func(i int, g []float32), grad []float32) (Stats, error) {
+	var s Stats
+	if err := nw.checkBatch(b); err != nil {
+		return s, err
+	}
+	if err := nw.checkGrad(grad); err != nil {
+		return s, err
+	}
+	clear(grad)
+	nw.sample = grow(nw.sample, len(nw.params))
+	g := nw.sample[:len(nw.params)]
+	for start := 0; start < b.N; start += nw.res.chunk {
+		m := min(nw.res.chunk, b.N-start)
+		t, err := nw.tape(nw.bucket(m), modeGhost)
+		if err != nil {
+			return Stats{}, err
+		}
+		if err := nw.run(t, b, start, m); err != nil {
+			return Stats{}, err
+		}
+		nw.logitStats(t, b, start, m, &s, nil)
+		for i := 0; i < m; i++ {
+			nw.sampleGrad(t, i, g)
+			if f != nil {
+				f(start+i, g)
+			}
+			for k, v := range g {
+				grad[k] += v
+			}
+		}
+	}
+	return s, nil
+}
+
+// ReferenceGrad writes into g the gradient of one example's loss computed by gorgonia's own
+// reverse-mode differentiation with respect to the parameter nodes (biases and GroupNorm's
+// affine parameters broadcast the ordinary way), and returns the loss. It shares no arithmetic
+// with ClippedGradSum or PerSampleGradSum and exists to test them; it is slow.
+func (nw *Network) ReferenceGrad(x []float32, y int32, g []float32) (float64, error) {
+	b := Batch{X: x, Y: []int32{y}, N: 1}
+	if err := nw.checkBatch(b); err != nil {
+		return 0, err
+	}
+	if err := nw.checkGrad(g); err != nil {
+		return 0, err
+	}
+	t, err := nw.tape(1, modeRef)
+	if err != nil {
+		return 0, err
+	}
+	if err := nw.run(t, b, 0, 1); err != nil {
+		return 0, err
+	}
+	var s Stats
+	nw.logitStats(t, b, 0, 1, &s, nil)
+	copy(g, t.grad)
+	return s.Loss, nil
+}
+
+func grow(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
+func growF64(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n)
+	}
+	return s[:n]
+}

@@ -1,0 +1,232 @@
+package models
+
+import "fmt"
+
+// opKind is one step of a network's forward computation.
+type opKind int
+
+const (
+	opDense   opKind = iota // p: a dense layer
+	opConv                  // p: a conv2d layer
+	opGN                    // p: a GroupNorm layer
+	opMaxPool               // kernel, stride
+	opAvgPool               // kernel, stride
+	opFlatten
+	opAct     // act
+	opGAP     // global average pool: (N, C, H, W) → (N, C)
+	opSave    // push the current tensor (a residual block's input)
+	opAddSave // pop the saved tensor, pass it through conv proj / GroupNorm projGN if ≥ 0, add
+)
+
+// op is a planned forward step with its output shape (per sample).
+type op struct {
+	kind           opKind
+	p              int // parameter layer index (opDense, opConv, opGN)
+	act            string
+	kernel, stride int
+	proj, projGN   int // opAddSave: shortcut projection layers, -1 for identity
+	out            []int
+}
+
+// layerKind is the kind of a layer with parameters; it decides how the ghost-clipping code
+// computes its per-sample norms and clipped sums.
+type layerKind int
+
+const (
+	kindDense layerKind = iota
+	kindConv
+	kindGN
+)
+
+// pLayer is a layer with parameters and its place in the flat parameter vector.
+type pLayer struct {
+	kind layerKind
+	name string
+	// dense and conv: W is d×k row-major at offset w (conv: d = C·kh·kw with index
+	// c·kh·kw + r·kw + s, the order of gorgonia's Im2Col); bias at offset b, or b = -1.
+	d, k, w, b int
+	// conv geometry: input C×H×W, kernel kh×kw, stride, padding; output oh×ow.
+	c, h, wd, kh, kw, stride, pad, oh, ow int
+	// GroupNorm over C channels of hw positions in groups; scale at w, shift at b.
+	groups, hw int
+	he         bool // He initialisation (followed by relu/gelu); Glorot otherwise
+}
+
+// rows is the number of rows a sample contributes to the layer's A and G matrices.
+func (l *pLayer) rows() int {
+	if l.kind == kindConv {
+		return l.oh * l.ow
+	}
+	return 1
+}
+
+// plan is a resolved spec laid out: the forward ops, the parameter layers and the parameter
+// vector's layout.
+type plan struct {
+	ops    []op
+	layers []pLayer
+	layout []ParamInfo
+	nparam int
+}
+
+func prod(s []int) int {
+	p := 1
+	for _, d := range s {
+		p *= d
+	}
+	return p
+}
+
+func makePlan(r resolved) (*plan, error) {
+	p := &plan{}
+	cur := append([]int(nil), r.input...)
+	lastW := -1
+	param := func(name string, shape []int, bias bool) int {
+		off := p.nparam
+		size := prod(shape)
+		p.layout = append(p.layout, ParamInfo{Name: name, Shape: shape, Offset: off, Size: size, Bias: bias})
+		p.nparam += size
+		return off
+	}
+	addConv := func(name string, in []int, out, kernel, stride, pad int, bias, he bool) ([]int, int, error) {
+		if len(in) != 3 {
+			return nil, 0, fmt.Errorf("models: %s needs a C×H×W input, got %v", name, in)
+		}
+		oh := (in[1]+2*pad-kernel)/stride + 1
+		ow := (in[2]+2*pad-kernel)/stride + 1
+		if in[1]+2*pad < kernel || in[2]+2*pad < kernel {
+			return nil, 0, fmt.Errorf("models: %s kernel %d is larger than its padded input %v", name, kernel, in)
+		}
+		l := pLayer{kind: kindConv, name: name, d: in[0] * kernel * kernel, k: out,
+			c: in[0], h: in[1], wd: in[2], kh: kernel, kw: kernel, stride: stride, pad: pad, oh: oh, ow: ow, b: -1, he: he}
+		l.w = param(name+".weight", []int{in[0], kernel, kernel, out}, false)
+		if bias {
+			l.b = param(name+".bias", []int{out}, true)
+		}
+		p.layers = append(p.layers, l)
+		return []int{out, oh, ow}, len(p.layers) - 1, nil
+	}
+	addGN := func(name string, in []int, groups int) (int, error) {
+		if len(in) != 3 {
+			return 0, fmt.Errorf("models: %s needs a C×H×W input, got %v", name, in)
+		}
+		if in[0]%groups != 0 {
+			return 0, fmt.Errorf("models: %s: %d groups do not divide %d channels", name, groups, in[0])
+		}
+		l := pLayer{kind: kindGN, name: name, c: in[0], groups: groups, hw: in[1] * in[2]}
+		l.w = param(name+".scale", []int{in[0]}, false)
+		l.b = param(name+".shift", []int{in[0]}, true)
+		p.layers = append(p.layers, l)
+		return len(p.layers) - 1, nil
+	}
+	for i, ls := range r.layers {
+		name := fmt.Sprintf("%s%d", ls.Type, i)
+		switch ls.Type {
+		case "dense":
+			if len(cur) > 1 {
+				p.ops = append(p.ops, op{kind: opFlatten, out: []int{prod(cur)}})
+				cur = []int{prod(cur)}
+			}
+			l := pLayer{kind: kindDense, name: name, d: cur[0], k: ls.Out, b: -1}
+			l.w = param(name+".weight", []int{cur[0], ls.Out}, false)
+			if !ls.NoBias {
+				l.b = param(name+".bias", []int{ls.Out}, true)
+			}
+			p.layers = append(p.layers, l)
+			lastW = len(p.layers) - 1
+			cur = []int{ls.Out}
+			p.ops = append(p.ops, op{kind: opDense, p: lastW, out: cur})
+		case "conv2d":
+			out, idx, err := addConv(name, cur, ls.Out, ls.Kernel, ls.Stride, ls.Padding, !ls.NoBias, false)
+			if err != nil {
+				return nil, err
+			}
+			lastW, cur = idx, out
+			p.ops = append(p.ops, op{kind: opConv, p: idx, out: cur})
+		case "groupnorm":
+			idx, err := addGN(name, cur, ls.Groups)
+			if err != nil {
+				return nil, err
+			}
+			p.ops = append(p.ops, op{kind: opGN, p: idx, out: cur})
+		case "maxpool", "avgpool":
+			if len(cur) != 3 {
+				return nil, fmt.Errorf("models: layer %d (%s) needs a C×H×W input, got %v", i, ls.Type, cur)
+			}
+			if cur[1]+2*ls.Padding < ls.Kernel || cur[2]+2*ls.Padding < ls.Kernel {
+				return nil, fmt.Errorf("models: layer %d (%s) kernel %d is larger than its input %v", i, ls.Type, ls.Kernel, cur)
+			}
+			if ls.Padding != 0 {
+				return nil, fmt.Errorf("models: layer %d (%s): padded pooling is not supported; set padding 0", i, ls.Type)
+			}
+			cur = []int{cur[0], (cur[1]-ls.Kernel)/ls.Stride + 1, (cur[2]-ls.Kernel)/ls.Stride + 1}
+			k := opMaxPool
+			if ls.Type == "avgpool" {
+				k = opAvgPool
+			}
+			p.ops = append(p.ops, op{kind: k, kernel: ls.Kernel, stride: ls.Stride, out: cur})
+		case "flatten":
+			cur = []int{prod(cur)}
+			p.ops = append(p.ops, op{kind: opFlatten, out: cur})
+		case "relu", "tanh", "gelu":
+			if ls.Type != "tanh" && lastW >= 0 {
+				p.layers[lastW].he = true
+			}
+			p.ops = append(p.ops, op{kind: opAct, act: ls.Type, out: cur})
+		case "globalavgpool":
+			if len(cur) != 3 {
+				return nil, fmt.Errorf("models: layer %d (globalavgpool) needs a C×H×W input, got %v", i, cur)
+			}
+			cur = []int{cur[0]}
+			p.ops = append(p.ops, op{kind: opGAP, out: cur})
+		case "resblock":
+			in := cur
+			p.ops = append(p.ops, op{kind: opSave, out: cur})
+			out, c1, err := addConv(name+".conv1", cur, ls.Out, 3, ls.Stride, 1, false, true)
+			if err != nil {
+				return nil, err
+			}
+			p.ops = append(p.ops, op{kind: opConv, p: c1, out: out})
+			g1, err := addGN(name+".gn1", out, ls.Groups)
+			if err != nil {
+				return nil, err
+			}
+			p.ops = append(p.ops, op{kind: opGN, p: g1, out: out}, op{kind: opAct, act: "relu", out: out})
+			out, c2, err := addConv(name+".conv2", out, ls.Out, 3, 1, 1, false, true)
+			if err != nil {
+				return nil, err
+			}
+			p.ops = append(p.ops, op{kind: opConv, p: c2, out: out})
+			g2, err := addGN(name+".gn2", out, ls.Groups)
+			if err != nil {
+				return nil, err
+			}
+			p.ops = append(p.ops, op{kind: opGN, p: g2, out: out})
+			add := op{kind: opAddSave, proj: -1, projGN: -1, out: out}
+			if in[0] != out[0] || in[1] != out[1] || in[2] != out[2] {
+				sout, pc, err := addConv(name+".proj", in, ls.Out, 1, ls.Stride, 0, false, false)
+				if err != nil {
+					return nil, err
+				}
+				if sout[1] != out[1] || sout[2] != out[2] {
+					return nil, fmt.Errorf("models: layer %d (resblock): shortcut shape %v differs from %v", i, sout, out)
+				}
+				pg, err := addGN(name+".projgn", sout, ls.Groups)
+				if err != nil {
+					return nil, err
+				}
+				add.proj, add.projGN = pc, pg
+			}
+			p.ops = append(p.ops, add, op{kind: opAct, act: "relu", out: out})
+			cur = out
+			lastW = -1
+		}
+		if prod(cur) <= 0 {
+			return nil, fmt.Errorf("models: layer %d (%s) produces an empty output %v", i, ls.Type, cur)
+		}
+	}
+	if len(cur) != 1 || cur[0] != r.classes {
+		return nil, fmt.Errorf("models: the network's output has shape %v, want [%d]", cur, r.classes)
+	}
+	return p, nil
+}

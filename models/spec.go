@@ -1,0 +1,227 @@
+package models
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Spec describes an architecture; a YAML or JSON config maps onto it directly.
+//
+// Kind selects the family: "logreg" (softmax regression), "mlp" (Hidden widths, Activation),
+// "cnn" (an explicit Layers list) or a preset name (see Presets). Input and Classes default to
+// the preset's (or, for logreg and mlp, to MNIST's [784] and 10) when zero.
+type Spec struct {
+	Kind       string      `json:"kind" yaml:"kind"`
+	Input      []int       `json:"input,omitempty" yaml:"input,omitempty"`
+	Classes    int         `json:"classes,omitempty" yaml:"classes,omitempty"`
+	Hidden     []int       `json:"hidden,omitempty" yaml:"hidden,omitempty"`
+	Activation string      `json:"activation,omitempty" yaml:"activation,omitempty"` // relu | tanh | gelu
+	NoBias     bool        `json:"no_bias,omitempty" yaml:"no_bias,omitempty"`       // logreg/mlp: drop biases
+	Layers     []LayerSpec `json:"layers,omitempty" yaml:"layers,omitempty"`
+	// Chunk is the largest number of samples one graph run processes (0: the kind's default).
+	// Larger batches are processed in chunks, which bounds memory independently of batch size.
+	Chunk int `json:"chunk,omitempty" yaml:"chunk,omitempty"`
+}
+
+// LayerSpec is one layer of a "cnn" Spec.
+//
+// Type is one of:
+//   - conv2d: Out channels, Kernel×Kernel, Stride (default 1), Padding (default 0), NoBias;
+//   - maxpool, avgpool: Kernel×Kernel, Stride (default Kernel);
+//   - flatten;
+//   - dense: Out units, NoBias (a 4-D input is flattened first);
+//   - relu, tanh, gelu;
+//   - groupnorm: Groups (must divide the channels); affine scale and shift per channel;
+//   - resblock: a ResNet basic block, conv3×3(Stride)–GN–relu–conv3×3–GN plus a shortcut
+//     (identity, or conv1×1(Stride)–GN when the shape changes), then relu; Out channels, Groups;
+//   - globalavgpool: mean over the spatial positions, giving (N, C).
+//
+// BatchNorm is deliberately absent: it mixes the samples of a batch, so a sample's gradient
+// would depend on the others and per-sample clipping would not bound its sensitivity.
+type LayerSpec struct {
+	Type    string `json:"type" yaml:"type"`
+	Out     int    `json:"out,omitempty" yaml:"out,omitempty"`
+	Kernel  int    `json:"kernel,omitempty" yaml:"kernel,omitempty"`
+	Stride  int    `json:"stride,omitempty" yaml:"stride,omitempty"`
+	Padding int    `json:"padding,omitempty" yaml:"padding,omitempty"`
+	Groups  int    `json:"groups,omitempty" yaml:"groups,omitempty"`
+	NoBias  bool   `json:"no_bias,omitempty" yaml:"no_bias,omitempty"`
+}
+
+// Presets lists the named architectures Spec.Kind accepts.
+func Presets() []string {
+	return []string{"cnn-tramer-boneh", "lenet5", "mlp-784-128-64-32-10", "resnet20-gn"}
+}
+
+// resolved is a Spec expanded to an explicit layer list with its shapes filled in.
+type resolved struct {
+	name    string
+	input   []int
+	classes int
+	layers  []LayerSpec
+	chunk   int
+}
+
+func preset(name string) (Spec, bool) {
+	switch name {
+	case "cnn-tramer-boneh":
+		// Tramèr & Boneh (2021), "Differentially private learning needs better features",
+		// Table 9: the end-to-end MNIST CNN.
+		return Spec{Kind: "cnn", Input: []int{1, 28, 28}, Classes: 10, Layers: []LayerSpec{
+			{Type: "conv2d", Out: 16, Kernel: 8, Stride: 2, Padding: 3}, {Type: "tanh"},
+			{Type: "maxpool", Kernel: 2, Stride: 1},
+			{Type: "conv2d", Out: 32, Kernel: 4, Stride: 2}, {Type: "tanh"},
+			{Type: "maxpool", Kernel: 2, Stride: 1},
+			{Type: "flatten"}, {Type: "dense", Out: 32}, {Type: "tanh"}, {Type: "dense", Out: 10},
+		}}, true
+	case "lenet5":
+		// LeCun et al. (1998) LeNet-5 on 28×28 inputs (padding 2 recovers the 32×32 geometry),
+		// with tanh and average pooling as in the original.
+		return Spec{Kind: "cnn", Input: []int{1, 28, 28}, Classes: 10, Layers: []LayerSpec{
+			{Type: "conv2d", Out: 6, Kernel: 5, Padding: 2}, {Type: "tanh"},
+			{Type: "avgpool", Kernel: 2, Stride: 2},
+			{Type: "conv2d", Out: 16, Kernel: 5}, {Type: "tanh"},
+			{Type: "avgpool", Kernel: 2, Stride: 2},
+			{Type: "flatten"}, {Type: "dense", Out: 120}, {Type: "tanh"},
+			{Type: "dense", Out: 84}, {Type: "tanh"}, {Type: "dense", Out: 10},
+		}}, true
+	case "mlp-784-128-64-32-10":
+		return Spec{Kind: "mlp", Input: []int{784}, Classes: 10, Hidden: []int{128, 64, 32}, Activation: "relu"}, true
+	case "resnet20-gn":
+		// He et al. (2016) ResNet-20 for CIFAR-10 (3 stages of 3 basic blocks, 16/32/64
+		// channels) with GroupNorm in place of BatchNorm, as in DP training practice
+		// (De et al. 2022); projection shortcuts (1×1 conv) where the shape changes.
+		layers := []LayerSpec{
+			{Type: "conv2d", Out: 16, Kernel: 3, Padding: 1, NoBias: true},
+			{Type: "groupnorm", Groups: 4}, {Type: "relu"},
+		}
+		for stage, ch := range []int{16, 32, 64} {
+			for blk := 0; blk < 3; blk++ {
+				stride := 1
+				if stage > 0 && blk == 0 {
+					stride = 2
+				}
+				layers = append(layers, LayerSpec{Type: "resblock", Out: ch, Stride: stride, Groups: 4})
+			}
+		}
+		layers = append(layers, LayerSpec{Type: "globalavgpool"}, LayerSpec{Type: "dense", Out: 10})
+		return Spec{Kind: "cnn", Input: []int{3, 32, 32}, Classes: 10, Layers: layers, Chunk: 32}, true
+	}
+	return Spec{}, false
+}
+
+// resolve expands s into an explicit layer list and checks it.
+func (s Spec) resolve() (resolved, error) {
+	name := s.Kind
+	if p, ok := preset(s.Kind); ok {
+		if s.Input == nil {
+			s.Input = p.Input
+		}
+		if s.Classes == 0 {
+			s.Classes = p.Classes
+		}
+		if s.Chunk == 0 {
+			s.Chunk = p.Chunk
+		}
+		s.Kind, s.Hidden, s.Activation, s.Layers = p.Kind, p.Hidden, p.Activation, p.Layers
+	}
+	if s.Kind != "logreg" && s.Kind != "mlp" && s.Kind != "cnn" {
+		return resolved{}, fmt.Errorf("models: unknown model kind %q: use logreg, mlp, cnn or a preset (%s)",
+			s.Kind, strings.Join(Presets(), ", "))
+	}
+	if s.Input == nil && (s.Kind == "logreg" || s.Kind == "mlp") {
+		s.Input = []int{784}
+	}
+	if s.Classes == 0 && (s.Kind == "logreg" || s.Kind == "mlp") {
+		s.Classes = 10
+	}
+	if len(s.Input) == 0 {
+		return resolved{}, fmt.Errorf("models: spec %q has no input shape: set input, e.g. [1, 28, 28]", name)
+	}
+	for _, d := range s.Input {
+		if d <= 0 {
+			return resolved{}, fmt.Errorf("models: input shape %v has a non-positive dimension", s.Input)
+		}
+	}
+	if s.Classes < 2 {
+		return resolved{}, fmt.Errorf("models: spec %q has %d classes; need at least 2", name, s.Classes)
+	}
+	r := resolved{name: name, input: append([]int(nil), s.Input...), classes: s.Classes, chunk: s.Chunk}
+	if r.chunk == 0 {
+		r.chunk = 256
+	}
+	if r.chunk < 0 {
+		return resolved{}, fmt.Errorf("models: chunk %d is negative", r.chunk)
+	}
+	switch s.Kind {
+	case "logreg":
+		r.layers = []LayerSpec{{Type: "dense", Out: s.Classes, NoBias: s.NoBias}}
+	case "mlp":
+		act := s.Activation
+		if act == "" {
+			act = "relu"
+		}
+		if !isActivation(act) {
+			return resolved{}, fmt.Errorf("models: activation %q unknown: use relu, tanh or gelu", act)
+		}
+		for _, h := range s.Hidden {
+			r.layers = append(r.layers, LayerSpec{Type: "dense", Out: h, NoBias: s.NoBias}, LayerSpec{Type: act})
+		}
+		r.layers = append(r.layers, LayerSpec{Type: "dense", Out: s.Classes, NoBias: s.NoBias})
+	case "cnn":
+		if len(s.Layers) == 0 {
+			return resolved{}, fmt.Errorf("models: cnn spec %q has no layers", name)
+		}
+		r.layers = append([]LayerSpec(nil), s.Layers...)
+	default:
+		return resolved{}, fmt.Errorf("models: unknown model kind %q: use logreg, mlp, cnn or a preset (%s)",
+			s.Kind, strings.Join(Presets(), ", "))
+	}
+	for i := range r.layers {
+		l := &r.layers[i]
+		switch l.Type {
+		case "conv2d", "maxpool", "avgpool":
+			if l.Kernel <= 0 {
+				return resolved{}, fmt.Errorf("models: layer %d (%s) needs kernel > 0", i, l.Type)
+			}
+			if l.Stride == 0 {
+				l.Stride = 1
+				if l.Type != "conv2d" {
+					l.Stride = l.Kernel
+				}
+			}
+			if l.Stride < 0 || l.Padding < 0 {
+				return resolved{}, fmt.Errorf("models: layer %d (%s) has negative stride or padding", i, l.Type)
+			}
+			if l.Type == "conv2d" && l.Out <= 0 {
+				return resolved{}, fmt.Errorf("models: layer %d (conv2d) needs out > 0 channels", i)
+			}
+		case "dense":
+			if l.Out <= 0 {
+				return resolved{}, fmt.Errorf("models: layer %d (dense) needs out > 0 units", i)
+			}
+		case "groupnorm":
+			if l.Groups <= 0 {
+				return resolved{}, fmt.Errorf("models: layer %d (groupnorm) needs groups > 0", i)
+			}
+		case "resblock":
+			if l.Out <= 0 || l.Groups <= 0 {
+				return resolved{}, fmt.Errorf("models: layer %d (resblock) needs out > 0 and groups > 0", i)
+			}
+			if l.Stride == 0 {
+				l.Stride = 1
+			}
+		case "flatten", "relu", "tanh", "gelu", "globalavgpool":
+		default:
+			return resolved{}, fmt.Errorf("models: layer %d has unknown type %q", i, l.Type)
+		}
+	}
+	last := r.layers[len(r.layers)-1]
+	if last.Type != "dense" || last.Out != r.classes {
+		return resolved{}, fmt.Errorf("models: the last layer must be dense with out = classes (%d), got %s/%d",
+			r.classes, last.Type, last.Out)
+	}
+	return r, nil
+}
+
+func isActivation(t string) bool { return t == "relu" || t == "tanh" || t == "gelu" }
