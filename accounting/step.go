@@ -16,6 +16,10 @@ const (
 	// SampledWithRejectionGaussian is DP-ULR's Gaussian release on a Poisson batch that is
 	// resampled while smaller than MinBatchSize (seed-002, Definition 3.4).
 	SampledWithRejectionGaussian Mechanism = "sampled-with-rejection-gaussian"
+	// NonPrivate marks a step that released its statistic without noise (a non-private
+	// baseline). Its NoiseMultiplier is 0, so Validate, and every accountant, refuses it: a
+	// run containing such a step has no finite ε.
+	NonPrivate Mechanism = "none"
 )
 
 // Sampling names how a step chose the examples it touched.
@@ -100,6 +104,9 @@ func (s Step) Steps() int {
 func (s Step) Validate() error {
 	if s.Mechanism == "" {
 		return errors.New("accounting: step has no mechanism: the optimizer must declare what it released")
+	}
+	if s.Mechanism == NonPrivate {
+		return errors.New("accounting: step is non-private (released without noise): no finite ε exists for this run")
 	}
 	if !(s.NoiseMultiplier > 0) || math.IsInf(s.NoiseMultiplier, 0) {
 		return fmt.Errorf("accounting: noise multiplier %v is not a positive finite number: set noise_multiplier > 0", s.NoiseMultiplier)

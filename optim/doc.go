@@ -1,7 +1,36 @@
-// Package optim implements one step of each private training algorithm — DP-SGD, DP-SGLD,
-// DP-MBCD, ModelMix and DP-ULR — and the base update rules applied to a privatised gradient as
-// post-processing (SGD, momentum, Adam), clipping and secure noise.
+// Package optim implements one step of each private training algorithm and the pieces they
+// share: DP-SGD (Abadi et al. 2016), DP-SGLD (seed-001), DP-SGD with ModelMix (seed-003), the
+// base update rules applied to a privatised gradient as post-processing (SGD, momentum, Adam,
+// weight decay), learning-rate schedules, per-sample clipping (l2, and ModelMix's l2+l∞) and
+// secure noise.
+//
+// # Records
 //
 // Every step returns the accounting.Step records of what it released; optim keeps no privacy
-// ledger itself.
+// ledger. All records use the units of the released gradient sum: a step computes
+//
+//	θ ← post-processing(θ, (StepSize/b)·(Σ_i contribution_i + N(0, NoiseStd²·I)))
+//
+// where each example's contribution has l2 norm at most Sensitivity (the clip norm, or DP-SGLD's
+// Lipschitz constant) and b is the fixed normaliser (q·n for Poisson sampling, the batch size
+// for fixed-size schemes). NoiseMultiplier = NoiseStd/Sensitivity, whatever the adjacency:
+// an accountant for replace-one neighbours doubles the sensitivity itself. ModelMix's MixWidth
+// is in the same units.
+//
+// A step run without noise (the non-private baseline, NoiseMultiplier 0) still returns a
+// record, with Mechanism accounting.NonPrivate: every accountant refuses it, so such a run can
+// never be reported with a finite ε.
+//
+// # Noise
+//
+// Noise is a ChaCha8 stream seeded from crypto/rand (NewNoise). NewSeededNoise gives
+// reproducible runs, which are not private; Noise.Split derives independent streams, for
+// example the sampler's. Gaussian noise is drawn with a ziggurat in float64 and rounded to
+// float32; the usual caveat about floating-point noise (Mironov 2012) applies.
+//
+// # Run-level declarations
+//
+// Optimizer.UpdateRule and Optimizer.Stateful give accounting.Run's UpdateRule and tell the
+// trainer whether noisy gradients are carried across steps (momentum, Adam), which
+// hidden-state accountants refuse; LangevinConstants.Run gives DP-SGLD's whole accounting.Run.
 package optim

@@ -1,0 +1,192 @@
+package optim
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/dptrain/dptrain/accounting"
+)
+
+// TestDPSGDNoiseScale checks the released update's noise on a model whose gradients are zero:
+// with θ_0 = 0 and SGD, θ_1 = −η·N(0, σ²C²)/B per coordinate, so Σθ²/(ησC/B)² ~ χ²_d.
+func TestDPSGDNoiseScale(t *testing.T) {
+	const d = 1 << 20
+	for _, tc := range []struct {
+		name  string
+		info  BatchInfo
+		batch int
+		B     float64 // the normaliser, by hand
+	}{
+		{"poisson", BatchInfo{Sampling: accounting.Poisson, SampleRate: 0.01, DatasetSize: 12000}, 117, 120},
+		{"shuffled", BatchInfo{Sampling: accounting.Shuffled, BatchSize: 50, DatasetSize: 1000}, 50, 50},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const sigma, clip, lr = 1.3, 2.5, 0.7
+			o, err := NewDPSGD(DPSGDConfig{NoiseMultiplier: sigma, ClipNorm: clip, Schedule: Constant{lr}}, NewSeededNoise(5))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := &zeroModel{params: make([]float32, d)}
+			if _, err := o.Step(m, Batch{N: tc.batch}, tc.info); err != nil {
+				t.Fatal(err)
+			}
+			want := lr * sigma * clip / tc.B
+			var s float64
+			for _, v := range m.params {
+				s += float64(v) * float64(v)
+			}
+			lo, hi := chi2Bounds(d, 1e-4)
+			if x := s / (want * want); x < lo || x > hi {
+				t.Errorf("Σθ²/(ησC/B)² = %v outside χ²_%d interval [%v, %v]: per-coordinate std %v, want %v", x, d, lo, hi, math.Sqrt(s/d), want)
+			}
+		})
+	}
+}
+
+// TestDPSGDClippedMean checks clipping and normalisation without noise: per-sample gradients
+// (3, 4), (0.3, 0.4), (0, −2) clipped at C = 1 are (0.6, 0.8), (0.3, 0.4), (0, −1); their sum
+// (0.9, 0.2) over the full batch of 3 is (0.3, 0.2/3).
+func TestDPSGDClippedMean(t *testing.T) {
+	o, err := NewDPSGD(DPSGDConfig{NoiseMultiplier: 0, ClipNorm: 1, Schedule: Constant{0.5}}, NewSeededNoise(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &tableModel{params: []float32{1, 1}}
+	b := Batch{X: []float32{3, 4, 0.3, 0.4, 0, -2}, Y: make([]int32, 3), N: 3}
+	res, err := o.Step(m, b, BatchInfo{Sampling: accounting.FullBatch, DatasetSize: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{1 - 0.5*0.3, 1 - 0.5*0.2/3}
+	for i, w := range want {
+		if math.Abs(float64(m.params[i])-w) > 1e-6 {
+			t.Errorf("θ = %v, want %v", m.params, want)
+		}
+	}
+	if res.Stats.Clipped != 2 {
+		t.Errorf("Stats.Clipped = %d, want 2", res.Stats.Clipped)
+	}
+	// The non-private step's record must make every accountant refuse the run.
+	r := res.Records[0]
+	if r.Mechanism != accounting.NonPrivate || r.NoiseMultiplier != 0 {
+		t.Errorf("non-private record %+v", r)
+	}
+	if err := r.Validate(); err == nil {
+		t.Error("accounting accepted a non-private step")
+	}
+}
+
+// TestDPSGDNonPrivateBaseline runs plain SGD (σ = 0, C = +Inf) through the same path.
+func TestDPSGDNonPrivateBaseline(t *testing.T) {
+	o, err := NewDPSGD(DPSGDConfig{ClipNorm: math.Inf(1), Schedule: Constant{1}}, NewSeededNoise(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &tableModel{params: []float32{0, 0}}
+	b := Batch{X: []float32{30, 40, 10, 0}, Y: make([]int32, 2), N: 2}
+	res, err := o.Step(m, b, BatchInfo{Sampling: accounting.WithoutReplacement, BatchSize: 2, DatasetSize: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.params[0] != -20 || m.params[1] != -20 {
+		t.Errorf("θ = %v, want (−20, −20)", m.params)
+	}
+	if res.Records[0].Mechanism != accounting.NonPrivate || res.Records[0].Validate() == nil {
+		t.Errorf("non-private record not refused: %+v", res.Records[0])
+	}
+}
+
+func TestDPSGDRecords(t *testing.T) {
+	mom, _ := NewMomentum(0.9, false, 0)
+	o, err := NewDPSGD(DPSGDConfig{NoiseMultiplier: 1.1, ClipNorm: 2, Schedule: StepDecay{Rate: 0.2, Gamma: 0.5, Every: 1}, Rule: mom}, NewSeededNoise(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.Stateful() || o.UpdateRule() != "momentum" {
+		t.Errorf("Stateful %v UpdateRule %q, want true momentum", o.Stateful(), o.UpdateRule())
+	}
+	m := &zeroModel{params: make([]float32, 10)}
+	for _, tc := range []struct {
+		info BatchInfo
+		n    int
+		want accounting.Step
+	}{
+		{BatchInfo{Sampling: accounting.Poisson, SampleRate: 0.01, DatasetSize: 5000}, 48, accounting.Step{
+			Mechanism: accounting.Gaussian, Sampling: accounting.Poisson, Neighbouring: accounting.AddRemove,
+			NoiseMultiplier: 1.1, SampleRate: 0.01, Count: 1, Sensitivity: 2, NoiseStd: 2.2, StepSize: 0.2,
+			DatasetSize: 5000}},
+		{BatchInfo{Sampling: accounting.ShuffledOnce, BatchSize: 50, DatasetSize: 5000, BatchIndex: 3}, 50, accounting.Step{
+			Mechanism: accounting.Gaussian, Sampling: accounting.ShuffledOnce, Neighbouring: accounting.ReplaceOne,
+			NoiseMultiplier: 1.1, SampleRate: 0.01, Count: 1, Sensitivity: 2, NoiseStd: 2.2, StepSize: 0.1,
+			BatchSize: 50, DatasetSize: 5000, BatchIndex: 3}},
+		{BatchInfo{Sampling: accounting.Poisson, SampleRate: 0.01, DatasetSize: 5000, Neighbouring: accounting.ReplaceOne}, 0, accounting.Step{
+			Mechanism: accounting.Gaussian, Sampling: accounting.Poisson, Neighbouring: accounting.ReplaceOne,
+			NoiseMultiplier: 1.1, SampleRate: 0.01, Count: 1, Sensitivity: 2, NoiseStd: 2.2, StepSize: 0.05,
+			DatasetSize: 5000}},
+	} {
+		calls := m.calls
+		res, err := o.Step(m, Batch{N: tc.n}, tc.info)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := res.Records[0]
+		if math.Abs(got.NoiseStd-tc.want.NoiseStd) < 1e-12 {
+			got.NoiseStd = tc.want.NoiseStd
+		}
+		if got != tc.want {
+			t.Errorf("record\n got %+v\nwant %+v", got, tc.want)
+		}
+		if err := got.Validate(); err != nil {
+			t.Errorf("record does not validate: %v", err)
+		}
+		if tc.n == 0 && m.calls != calls {
+			t.Error("empty Poisson batch called the model")
+		}
+	}
+	if o.Steps() != 3 {
+		t.Errorf("Steps() = %d, want 3", o.Steps())
+	}
+}
+
+func TestDPSGDErrors(t *testing.T) {
+	noise := NewSeededNoise(1)
+	for _, tc := range []struct {
+		name string
+		cfg  DPSGDConfig
+		want string
+	}{
+		{"clip inf with noise", DPSGDConfig{NoiseMultiplier: 1, ClipNorm: math.Inf(1), Schedule: Constant{1}}, "finite clip"},
+		{"negative sigma", DPSGDConfig{NoiseMultiplier: -1, ClipNorm: 1, Schedule: Constant{1}}, "noise multiplier"},
+		{"zero clip", DPSGDConfig{NoiseMultiplier: 1, ClipNorm: 0, Schedule: Constant{1}}, "clip norm"},
+		{"no schedule", DPSGDConfig{NoiseMultiplier: 1, ClipNorm: 1}, "schedule"},
+		{"zero rate", DPSGDConfig{NoiseMultiplier: 1, ClipNorm: 1, Schedule: Constant{0}}, "step size"},
+	} {
+		if _, err := NewDPSGD(tc.cfg, noise); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.want)
+		}
+	}
+	o, _ := NewDPSGD(DPSGDConfig{NoiseMultiplier: 1, ClipNorm: 1, Schedule: Constant{1}}, noise)
+	m := &zeroModel{params: make([]float32, 3)}
+	for _, tc := range []struct {
+		name string
+		info BatchInfo
+		n    int
+		want string
+	}{
+		{"partial batch", BatchInfo{Sampling: accounting.Shuffled, BatchSize: 10, DatasetSize: 100}, 7, "partial"},
+		{"poisson batch size", BatchInfo{Sampling: accounting.Poisson, SampleRate: 0.1, BatchSize: 10, DatasetSize: 100}, 7, "random"},
+		{"poisson rate", BatchInfo{Sampling: accounting.Poisson, DatasetSize: 100}, 7, "sample rate"},
+		{"no scheme", BatchInfo{DatasetSize: 100}, 7, "no sampling scheme"},
+		{"rejection", BatchInfo{Sampling: accounting.PoissonWithRejection, SampleRate: 0.1, DatasetSize: 100}, 7, "not supported"},
+		{"no n", BatchInfo{Sampling: accounting.Poisson, SampleRate: 0.1}, 7, "dataset size"},
+		{"wrong rate", BatchInfo{Sampling: accounting.Shuffled, BatchSize: 10, SampleRate: 0.2, DatasetSize: 100}, 10, "differs"},
+	} {
+		if _, err := o.Step(m, Batch{N: tc.n}, tc.info); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.want)
+		}
+	}
+	if o.Steps() != 0 {
+		t.Errorf("failed steps were counted: Steps() = %d", o.Steps())
+	}
+}

@@ -1,0 +1,190 @@
+package optim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/dptrain/dptrain/accounting"
+)
+
+// DPSGLDConfig configures DP-SGLD (Ryffel, Bach & Pointcheval; seed-001).
+type DPSGLDConfig struct {
+	// Sigma is σ: the Langevin noise added to the parameters at step k has standard deviation
+	// √(2η_k)·σ per coordinate (the temperature is σ²). It must be constant over the run.
+	Sigma float64
+	// Constants are the loss and domain constants; see SoftmaxLangevinConstants.
+	Constants LangevinConstants
+	// Schedule gives η_k; nil means the constant η = 1/(2β) of the paper's §5.2. Use
+	// LangevinDecreasing for η_k = 1/(2β + λk/2).
+	Schedule Schedule
+	// PlannedSteps, when positive, makes NewDPSGLD check η_k < 1/β for every k below it, so a
+	// schedule that would break the precondition fails before training, not during it.
+	PlannedSteps int
+}
+
+// DPSGLD is projected noisy mini-batch SGD with Langevin noise, seed-001 Algorithm 1 / Eq. (1):
+//
+//	θ_0     = Π(N(0, (2σ²/λ)·I))                                    (Init)
+//	θ_{k+1} = Π(θ_k − η_k·(∇L_{B_k}(θ_k) + λθ_k) + √(2η_k)·σ·Z_k)     (Step)
+//
+// where ∇L_{B_k} is the mean data-term gradient over a fresh uniformly random batch of exactly
+// m distinct examples, the L2 term covers every parameter (bias included), and Π is the
+// projection onto the ball of radius R. Only the last iterate may be released (Theorem 3.1).
+//
+// Each step returns one record (steps are counted, never epochs; seed-001 §8 A2) with Sampling
+// without-replacement (or full), Neighbouring replace-one, StepSize η_k, BatchSize m,
+// DatasetSize n, and, in units of the gradient sum like every optim record,
+//
+//	Sensitivity = L,  NoiseStd = m·σ·√(2/η_k),  NoiseMultiplier = NoiseStd/L,
+//
+// because the parameter-space noise √(2η_k)σ equals (η_k/m)·NoiseStd. An accountant recovers
+// σ = NoiseStd·√(StepSize/2)/BatchSize; the paper's drift sensitivity is S_g = 2L/n.
+type DPSGLD struct {
+	cfg    DPSGLDConfig
+	noise  *Noise
+	grad   []float32
+	norms  []float64
+	xbuf   []float32
+	k      int
+	inited bool
+}
+
+// NewDPSGLD returns a DP-SGLD optimizer after checking the constants and the step-size
+// precondition η_k < 1/β of seed-001 Lemma 3.3.
+func NewDPSGLD(cfg DPSGLDConfig, noise *Noise) (*DPSGLD, error) {
+	if noise == nil {
+		return nil, errors.New("optim: DP-SGLD needs a noise source: use NewNoise()")
+	}
+	if !(cfg.Sigma > 0) || math.IsInf(cfg.Sigma, 0) {
+		return nil, fmt.Errorf("optim: DP-SGLD noise σ = %v must be positive and finite", cfg.Sigma)
+	}
+	if err := cfg.Constants.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Schedule == nil {
+		cfg.Schedule = Constant{Rate: 1 / (2 * cfg.Constants.Smoothness)}
+	}
+	o := &DPSGLD{cfg: cfg, noise: noise}
+	for k := 0; k < max(cfg.PlannedSteps, 1); k++ {
+		if _, err := o.stepSize(k); err != nil {
+			return nil, err
+		}
+	}
+	return o, nil
+}
+
+// stepSize returns η_k after checking 0 < η_k < 1/β.
+func (o *DPSGLD) stepSize(k int) (float64, error) {
+	eta := o.cfg.Schedule.StepSize(k)
+	if err := checkStepSize(eta, k); err != nil {
+		return 0, err
+	}
+	beta := o.cfg.Constants.Smoothness
+	if !(eta*beta < 1) {
+		return 0, fmt.Errorf("optim: DP-SGLD step size η_%d = %v violates η < 1/β = %v (seed-001 Lemma 3.3: the privacy bound needs it); use η = 1/(2β) = %v or the decreasing schedule", k, eta, 1/beta, 1/(2*beta))
+	}
+	return eta, nil
+}
+
+// UpdateRule returns "sgd": DP-SGLD keeps no state besides the iterate.
+func (o *DPSGLD) UpdateRule() string { return "sgd" }
+
+// Stateful returns false.
+func (o *DPSGLD) Stateful() bool { return false }
+
+// Steps returns the number of steps taken.
+func (o *DPSGLD) Steps() int { return o.k }
+
+// Init draws the initial iterate θ_0 ~ Π(N(0, (2σ²/λ)·I)) into params, as Lemma 3.3 requires.
+// It must be called once before the first Step.
+func (o *DPSGLD) Init(params []float32) {
+	o.noise.FillGaussian(params, math.Sqrt(2*o.cfg.Sigma*o.cfg.Sigma/o.cfg.Constants.StrongConvexity))
+	ProjectL2Ball(params, o.cfg.Constants.Radius)
+	o.inited = true
+}
+
+// Step takes one DP-SGLD step on m's parameters. info.Sampling must be without-replacement (a
+// fresh uniform subset of exactly BatchSize examples, seed-001 §2.2) or full batch.
+func (o *DPSGLD) Step(m GradientOracle, b Batch, info BatchInfo) (Result, error) {
+	if !o.inited {
+		return Result{}, errors.New("optim: DP-SGLD was not initialised: call Init(params) before the first step (θ_0 must be drawn from the projected Gaussian)")
+	}
+	switch info.Sampling {
+	case accounting.WithoutReplacement, accounting.FullBatch:
+	default:
+		return Result{}, fmt.Errorf("optim: DP-SGLD needs fresh fixed-size batches drawn without replacement each step (sampling %q), got %q: Theorem 3.1 does not cover it", accounting.WithoutReplacement, info.Sampling)
+	}
+	if info.Neighbouring != "" && info.Neighbouring != accounting.ReplaceOne {
+		return Result{}, fmt.Errorf("optim: DP-SGLD's guarantee is for replace-one neighbours, got %q", info.Neighbouring)
+	}
+	p, err := plan(info, b)
+	if err != nil {
+		return Result{}, err
+	}
+	eta, err := o.stepSize(o.k)
+	if err != nil {
+		return Result{}, err
+	}
+	c := o.cfg.Constants
+	if c.FeatureNorm > 0 {
+		if b, err = o.boundFeatures(b, c.FeatureNorm); err != nil {
+			return Result{}, err
+		}
+	}
+	params := m.Params()
+	o.grad = resize(o.grad, len(params))
+	if cap(o.norms) < b.N {
+		o.norms = make([]float64, b.N)
+	}
+	st, err := m.ClippedGradSum(b, c.DataLipschitz, o.grad, o.norms[:b.N])
+	if err != nil {
+		return Result{}, fmt.Errorf("optim: DP-SGLD step %d: %w", o.k, err)
+	}
+	if err := scaleFinite(o.grad, 1/p.norm); err != nil {
+		return Result{}, fmt.Errorf("optim: DP-SGLD step %d: %w", o.k, err)
+	}
+	lambda := c.StrongConvexity
+	for i, g := range o.grad {
+		th := float64(params[i])
+		params[i] = float32(th - eta*(float64(g)+lambda*th))
+	}
+	std := math.Sqrt(2*eta) * o.cfg.Sigma
+	o.noise.AddGaussian(params, std)
+	ProjectL2Ball(params, c.Radius)
+	rec := p.record(c.Lipschitz, p.norm*std/eta, eta)
+	o.k++
+	return Result{Records: []accounting.Step{rec}, Stats: st, StepSize: eta}, nil
+}
+
+// boundFeatures returns b with every example rescaled to ‖x‖₂ ≤ r (x ← x·min(1, r/‖x‖)), a
+// per-record map that makes the public constants hold; b.X is copied only if a row changes.
+func (o *DPSGLD) boundFeatures(b Batch, r float64) (Batch, error) {
+	if b.N == 0 {
+		return b, nil
+	}
+	if len(b.X)%b.N != 0 {
+		return b, fmt.Errorf("optim: batch of %d examples has %d feature values, not a multiple", b.N, len(b.X))
+	}
+	d := len(b.X) / b.N
+	copied := false
+	for i := range b.N {
+		row := b.X[i*d : (i+1)*d]
+		if Norm2(row) <= r {
+			continue
+		}
+		if !copied {
+			o.xbuf = append(o.xbuf[:0], b.X...)
+			b.X = o.xbuf
+			copied = true
+		}
+		ClipL2(b.X[i*d:(i+1)*d], r)
+	}
+	return b, nil
+}
+
+// ProjectL2Ball projects θ onto the l2 ball of radius r: θ ← θ·min(1, r/‖θ‖₂). The result's
+// norm, computed in float64, never exceeds r.
+func ProjectL2Ball(theta []float32, r float64) {
+	ClipL2(theta, r)
+}

@@ -1,0 +1,117 @@
+package optim
+
+import (
+	crand "crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+)
+
+// chunkSize is the number of coordinates filled from one derived stream. Output depends only
+// on the generator's state and the vector's length, never on the number of workers, so a
+// seeded run is reproducible on any machine.
+const chunkSize = 1 << 16
+
+// Noise is the source of all secret randomness of a run: Gaussian noise, ModelMix's mixing
+// weights and, through Rand or Split, the sampler's choices. It is a ChaCha8 stream
+// (math/rand/v2), seeded from crypto/rand by NewNoise.
+//
+// A Noise is not safe for concurrent use.
+type Noise struct {
+	src          *rand.ChaCha8
+	rng          *rand.Rand
+	reproducible bool
+	workers      int
+	pool         []*rand.ChaCha8
+}
+
+// NewNoise returns a generator seeded with 32 bytes from crypto/rand: the default, and the only
+// kind of run that may be released.
+func NewNoise() (*Noise, error) {
+	var seed [32]byte
+	if _, err := crand.Read(seed[:]); err != nil {
+		return nil, fmt.Errorf("optim: reading a seed from crypto/rand: %w", err)
+	}
+	return newNoise(seed, false), nil
+}
+
+// NewSeededNoise returns a generator whose whole stream is fixed by seed, for reproducible runs
+// and tests. Anyone who knows the seed knows the noise, so such a run is not private: the
+// trainer must warn that it is not for release. Reproducible reports true.
+func NewSeededNoise(seed uint64) *Noise {
+	var s [32]byte
+	copy(s[:], "dptrain/optim seeded noise v1 ..")
+	binary.LittleEndian.PutUint64(s[:8], seed)
+	return newNoise(s, true)
+}
+
+func newNoise(seed [32]byte, reproducible bool) *Noise {
+	src := rand.NewChaCha8(seed)
+	return &Noise{src: src, rng: rand.New(src), reproducible: reproducible, workers: runtime.GOMAXPROCS(0)}
+}
+
+// Reproducible reports whether the stream was fixed by a caller's seed.
+func (n *Noise) Reproducible() bool { return n.reproducible }
+
+// Rand returns the generator as a *rand.Rand sharing this stream.
+func (n *Noise) Rand() *rand.Rand { return n.rng }
+
+// Split returns an independent generator seeded from this stream's output, for example the
+// sampler's, so that sampling and noise never share a stream. The child is reproducible when
+// the parent is.
+func (n *Noise) Split() *Noise {
+	var seed [32]byte
+	_, _ = n.src.Read(seed[:]) // ChaCha8.Read never fails
+	return newNoise(seed, n.reproducible)
+}
+
+// AddGaussian adds independent N(0, std²) noise to every element of dst. std = 0 leaves dst
+// unchanged; a negative, NaN or infinite std panics.
+//
+// Vectors longer than 64Ki elements are filled in chunks from streams derived from this one, in
+// parallel on up to GOMAXPROCS goroutines.
+func (n *Noise) AddGaussian(dst []float32, std float64) {
+	if !(std >= 0) || math.IsInf(std, 0) {
+		panic(fmt.Sprintf("optim: Gaussian noise standard deviation %v is not a finite non-negative number", std))
+	}
+	if std == 0 || len(dst) == 0 {
+		return
+	}
+	if len(dst) <= chunkSize {
+		addNormal(n.src, dst, std)
+		return
+	}
+	chunks := (len(dst) + chunkSize - 1) / chunkSize
+	seeds := make([][32]byte, chunks)
+	for i := range seeds {
+		_, _ = n.src.Read(seeds[i][:])
+	}
+	workers := min(n.workers, chunks)
+	for len(n.pool) < workers {
+		n.pool = append(n.pool, rand.NewChaCha8([32]byte{}))
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func(src *rand.ChaCha8) {
+			defer wg.Done()
+			for c := w; c < chunks; c += workers {
+				src.Seed(seeds[c])
+				addNormal(src, dst[c*chunkSize:min((c+1)*chunkSize, len(dst))], std)
+			}
+		}(n.pool[w])
+	}
+	wg.Wait()
+	for i := range seeds {
+		seeds[i] = [32]byte{}
+	}
+}
+
+// FillGaussian sets every element of dst to an independent N(0, std²) draw.
+func (n *Noise) FillGaussian(dst []float32, std float64) {
+	clear(dst)
+	n.AddGaussian(dst, std)
+}

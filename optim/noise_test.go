@@ -1,0 +1,181 @@
+package optim
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// chi2Bounds returns the two-sided 1−2·tail interval of a χ² variable with dof degrees of
+// freedom.
+func chi2Bounds(dof int, tail float64) (lo, hi float64) {
+	d := distuv.ChiSquared{K: float64(dof)}
+	return d.Quantile(tail), d.Quantile(1 - tail)
+}
+
+func normalCDF(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
+
+// TestGaussianDistribution checks the ziggurat sampler against the exact normal law: the sum of
+// squares against χ² quantiles, the mean, the fourth moment, the KS distance to Φ, and the
+// tail masses beyond the ziggurat's base strip (x > 3.4426, sampled by the slow path).
+func TestGaussianDistribution(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		n    int
+		std  float64
+	}{
+		{"direct", 60001, 1},
+		{"chunked", 3 << 20, 0.37},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x := make([]float32, tc.n)
+			NewSeededNoise(7).FillGaussian(x, tc.std)
+			var s1, s2, s4 float64
+			z := make([]float64, tc.n)
+			for i, v := range x {
+				z[i] = float64(v) / tc.std
+				s1 += z[i]
+				s2 += z[i] * z[i]
+				s4 += z[i] * z[i] * z[i] * z[i]
+			}
+			n := float64(tc.n)
+			lo, hi := chi2Bounds(tc.n, 1e-4)
+			if s2 < lo || s2 > hi {
+				t.Errorf("Σz² = %v outside χ²_%d interval [%v, %v]", s2, tc.n, lo, hi)
+			}
+			if m := s1 / n; math.Abs(m) > 4/math.Sqrt(n) {
+				t.Errorf("mean %v, want |mean| < %v", m, 4/math.Sqrt(n))
+			}
+			// E z⁴ = 3, Var z⁴ = 96.
+			if k := s4 / n; math.Abs(k-3) > 4*math.Sqrt(96/n) {
+				t.Errorf("fourth moment %v, want 3 ± %v", k, 4*math.Sqrt(96/n))
+			}
+			slices.Sort(z)
+			var ks float64
+			for i, v := range z {
+				f := normalCDF(v)
+				ks = max(ks, math.Abs(f-float64(i)/n), math.Abs(float64(i+1)/n-f))
+			}
+			// Kolmogorov's distribution: P(√n·D > 1.95) ≈ 0.001.
+			if ks*math.Sqrt(n) > 1.95 {
+				t.Errorf("KS distance %v: √n·D = %v > 1.95", ks, ks*math.Sqrt(n))
+			}
+			if tc.n < 1<<20 {
+				return
+			}
+			for _, edge := range []float64{zigR, 4} {
+				p := 2 * normalCDF(-edge)
+				var cnt float64
+				for _, v := range z {
+					if math.Abs(v) > edge {
+						cnt++
+					}
+				}
+				if sd := math.Sqrt(n * p * (1 - p)); math.Abs(cnt-n*p) > 5*sd {
+					t.Errorf("%v samples beyond ±%v, want %v ± %v", cnt, edge, n*p, 5*sd)
+				}
+			}
+		})
+	}
+}
+
+func TestNoiseReproducibility(t *testing.T) {
+	fill := func(n *Noise, workers, size int) []float32 {
+		n.workers = workers
+		x := make([]float32, size)
+		n.AddGaussian(x, 1)
+		return x
+	}
+	const size = 5*chunkSize + 17
+	a := fill(NewSeededNoise(1), 1, size)
+	b := fill(NewSeededNoise(1), 3, size)
+	if !slices.Equal(a, b) {
+		t.Error("same seed, different worker counts: outputs differ")
+	}
+	c := fill(NewSeededNoise(2), 2, size)
+	if slices.Equal(a, c) {
+		t.Error("different seeds gave the same noise")
+	}
+	if !NewSeededNoise(1).Reproducible() {
+		t.Error("seeded noise does not report Reproducible")
+	}
+
+	parent := NewSeededNoise(3)
+	child := parent.Split()
+	if !child.Reproducible() {
+		t.Error("child of a seeded generator does not report Reproducible")
+	}
+	if slices.Equal(fill(parent, 1, 1000), fill(child, 1, 1000)) {
+		t.Error("Split child repeats the parent's stream")
+	}
+
+	s1, err := NewNoise()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := NewNoise()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s1.Reproducible() {
+		t.Error("crypto-seeded noise reports Reproducible")
+	}
+	if slices.Equal(fill(s1, 1, 64), fill(s2, 1, 64)) {
+		t.Error("two crypto-seeded generators gave the same noise")
+	}
+	var _ *rand.Rand = s1.Rand()
+}
+
+func TestAddGaussianArguments(t *testing.T) {
+	x := []float32{1, 2, 3}
+	NewSeededNoise(1).AddGaussian(x, 0)
+	if !slices.Equal(x, []float32{1, 2, 3}) {
+		t.Errorf("std 0 changed the vector: %v", x)
+	}
+	for _, std := range []float64{-1, math.NaN(), math.Inf(1)} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("std %v did not panic", std)
+				}
+			}()
+			NewSeededNoise(1).AddGaussian(x, std)
+		}()
+	}
+}
+
+// BenchmarkAddGaussian1M measures noise generation for a 1M-parameter model (ns per float).
+func BenchmarkAddGaussian1M(b *testing.B) {
+	x := make([]float32, 1<<20)
+	n := NewSeededNoise(1)
+	for b.Loop() {
+		n.AddGaussian(x, 1)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(x)), "ns/float")
+}
+
+// BenchmarkAddGaussian1MOneWorker is the same on one goroutine.
+func BenchmarkAddGaussian1MOneWorker(b *testing.B) {
+	x := make([]float32, 1<<20)
+	n := NewSeededNoise(1)
+	n.workers = 1
+	for b.Loop() {
+		n.AddGaussian(x, 1)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(x)), "ns/float")
+}
+
+// BenchmarkNormFloat64Baseline is math/rand/v2's NormFloat64 on ChaCha8, for comparison.
+func BenchmarkNormFloat64Baseline(b *testing.B) {
+	x := make([]float32, 1<<20)
+	r := NewSeededNoise(1).Rand()
+	for b.Loop() {
+		for i := range x {
+			x[i] += float32(r.NormFloat64())
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(x)), "ns/float")
+}

@@ -1,0 +1,167 @@
+package optim
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/dptrain/dptrain/accounting"
+)
+
+// BatchInfo is what the trainer declares about how a batch was drawn: the sampler's public,
+// data-independent settings, never the batch's content. Sampling takes the values of
+// data.Sampler's Scheme(), which equal the accounting.Sampling constants.
+type BatchInfo struct {
+	Sampling accounting.Sampling
+	// SampleRate is q: the Poisson rate, or BatchSize/DatasetSize for fixed-size schemes (0:
+	// computed from them), or 1 for full batch (0: set to 1).
+	SampleRate float64
+	// BatchSize is the fixed batch size b of fixed-size schemes; 0 for Poisson, whose batch
+	// size is random and must not be declared.
+	BatchSize int
+	// DatasetSize is n.
+	DatasetSize int
+	// BatchIndex is the batch's index within a fixed partition (ShuffledOnce), from 0.
+	BatchIndex int
+	// Neighbouring is the adjacency the guarantee is stated for. Empty: add/remove for
+	// Poisson, replace-one for fixed-size schemes and full batch (n is then public).
+	Neighbouring accounting.Neighbouring
+}
+
+// Result is what one step did.
+type Result struct {
+	// Records are the accounting records of what the step released, one per mechanism
+	// invocation. They are never empty: a non-private step returns a record whose Mechanism
+	// is accounting.NonPrivate and whose NoiseMultiplier is 0, which every accountant
+	// refuses (accounting.Step.Validate fails on it), so a run with such a step can never be
+	// reported with a finite ε.
+	Records []accounting.Step
+	// Stats are the model's statistics on the batch. They are computed from private data
+	// without noise: they are not covered by the records and are for monitoring only.
+	Stats Stats
+	// StepSize is the learning rate the step used.
+	StepSize float64
+}
+
+// Optimizer is one private training algorithm: each call to Step takes one step on the model's
+// parameters in place and returns what it released.
+type Optimizer interface {
+	Step(m GradientOracle, b Batch, info BatchInfo) (Result, error)
+	// UpdateRule names the post-processing of the privatised gradient for accounting.Run:
+	// "sgd", "momentum" or "adam".
+	UpdateRule() string
+	// Stateful reports whether the optimizer carries noisy gradients from one step to the
+	// next (momentum, Adam), which hidden-state accountants refuse.
+	Stateful() bool
+	// Steps returns the number of steps taken.
+	Steps() int
+}
+
+// batchPlan is a validated BatchInfo: the scheme, rate and the fixed normaliser of the
+// gradient sum.
+type batchPlan struct {
+	info BatchInfo
+	// norm is the divisor of the noisy gradient sum: q·n for Poisson (never the realised
+	// batch size, which is private), b for fixed-size schemes, n for full batch.
+	norm float64
+}
+
+// plan validates info against the realised batch and returns the normaliser. The realised
+// batch size is only compared with declared public sizes; it never enters a record.
+func plan(info BatchInfo, b Batch) (batchPlan, error) {
+	n := info.DatasetSize
+	if n <= 0 {
+		return batchPlan{}, fmt.Errorf("optim: dataset size %d is not positive: set BatchInfo.DatasetSize to n", n)
+	}
+	if b.N < 0 {
+		return batchPlan{}, fmt.Errorf("optim: batch has negative size %d", b.N)
+	}
+	p := batchPlan{info: info}
+	switch info.Sampling {
+	case accounting.Poisson:
+		q := info.SampleRate
+		if !(q > 0 && q <= 1) {
+			return batchPlan{}, fmt.Errorf("optim: Poisson sample rate %v is outside (0, 1]", q)
+		}
+		if info.BatchSize != 0 {
+			return batchPlan{}, fmt.Errorf("optim: Poisson batch declares batch size %d: its size is random; leave BatchSize 0", info.BatchSize)
+		}
+		p.norm = q * float64(n)
+		if p.info.Neighbouring == "" {
+			p.info.Neighbouring = accounting.AddRemove
+		}
+	case accounting.WithoutReplacement, accounting.Shuffled, accounting.ShuffledOnce:
+		bs := info.BatchSize
+		if bs <= 0 || bs > n {
+			return batchPlan{}, fmt.Errorf("optim: %s sampling needs 0 < batch size (%d) <= dataset size (%d)", info.Sampling, bs, n)
+		}
+		if b.N != bs {
+			return batchPlan{}, fmt.Errorf("optim: %s batch has %d examples, declared batch size %d: the sampler must not produce partial batches", info.Sampling, b.N, bs)
+		}
+		q := float64(bs) / float64(n)
+		if info.SampleRate == 0 {
+			p.info.SampleRate = q
+		} else if math.Abs(info.SampleRate-q) > 1e-12*q {
+			return batchPlan{}, fmt.Errorf("optim: sample rate %v differs from batch size / dataset size = %v", info.SampleRate, q)
+		}
+		p.norm = float64(bs)
+		if p.info.Neighbouring == "" {
+			p.info.Neighbouring = accounting.ReplaceOne
+		}
+	case accounting.FullBatch:
+		if b.N != n {
+			return batchPlan{}, fmt.Errorf("optim: full batch has %d examples, dataset size %d", b.N, n)
+		}
+		if info.SampleRate != 0 && info.SampleRate != 1 {
+			return batchPlan{}, fmt.Errorf("optim: full batch declares sample rate %v, want 1", info.SampleRate)
+		}
+		p.info.SampleRate = 1
+		p.info.BatchSize = n
+		p.norm = float64(n)
+		if p.info.Neighbouring == "" {
+			p.info.Neighbouring = accounting.ReplaceOne
+		}
+	case "":
+		return batchPlan{}, fmt.Errorf("optim: batch has no sampling scheme: set BatchInfo.Sampling from the sampler's Scheme()")
+	default:
+		return batchPlan{}, fmt.Errorf("optim: sampling scheme %q is not supported by this step", info.Sampling)
+	}
+	switch p.info.Neighbouring {
+	case accounting.AddRemove, accounting.ReplaceOne:
+	default:
+		return batchPlan{}, fmt.Errorf("optim: unknown neighbouring relation %q", p.info.Neighbouring)
+	}
+	return p, nil
+}
+
+// record returns the accounting record of a Gaussian release of a gradient sum whose
+// per-example contribution is bounded by sens (in l2) with noise of standard deviation std per
+// coordinate, both in the units of the sum. std = 0 gives a non-private record.
+func (p batchPlan) record(sens, std, lr float64) accounting.Step {
+	s := accounting.Step{
+		Mechanism:    accounting.Gaussian,
+		Sampling:     p.info.Sampling,
+		Neighbouring: p.info.Neighbouring,
+		SampleRate:   p.info.SampleRate,
+		Count:        1,
+		Sensitivity:  sens,
+		NoiseStd:     std,
+		StepSize:     lr,
+		BatchSize:    p.info.BatchSize,
+		DatasetSize:  p.info.DatasetSize,
+		BatchIndex:   p.info.BatchIndex,
+	}
+	if std > 0 {
+		s.NoiseMultiplier = std / sens
+	} else {
+		s.Mechanism = accounting.NonPrivate
+	}
+	return s
+}
+
+// checkStepSize returns an error unless lr is a positive finite learning rate.
+func checkStepSize(lr float64, k int) error {
+	if !(lr > 0) || math.IsInf(lr, 0) {
+		return fmt.Errorf("optim: schedule gave step size %v at step %d: step sizes must be positive and finite", lr, k)
+	}
+	return nil
+}
