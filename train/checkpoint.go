@@ -1,0 +1,143 @@
+package train
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"os"
+	"slices"
+
+	"github.com/dptrain/dptrain/accounting"
+)
+
+// Checkpoint is the state a run needs to resume: the parameters, the update rule's state, the
+// step counter and the privacy ledger (the accountants are rebuilt by replaying it, so ε
+// continues from where it was and is never reset).
+//
+// File format (little-endian), written atomically:
+//
+//	"DPTCKPT1"                 8-byte magic
+//	uint32 n, n bytes          JSON header (CheckpointHeader)
+//	for each vector in the header's Vectors, in order: Len float32 values
+//	32 bytes                   SHA-256 of everything before it
+type Checkpoint struct {
+	Header  CheckpointHeader
+	Vectors map[string][]float32
+}
+
+// CheckpointHeader is the JSON part of a checkpoint.
+type CheckpointHeader struct {
+	Version int `json:"version"`
+	// Step is the number of steps completed.
+	Step int `json:"step"`
+	// ConfigHash ties the checkpoint to the run's config; resuming under a different config is
+	// refused.
+	ConfigHash string `json:"config_hash"`
+	// NoiseMultiplier is the σ the run used (after calibration, when auto).
+	NoiseMultiplier float64 `json:"noise_multiplier"`
+	// Ledger is the run-length list of every step record composed so far.
+	Ledger []accounting.Step `json:"ledger"`
+	// State holds the optimizer's scalar state (e.g. Adam's step count).
+	State map[string]float64 `json:"state,omitempty"`
+	// Vectors lists the float32 vectors that follow the header, in order.
+	Vectors []VectorInfo `json:"vectors"`
+}
+
+// VectorInfo names one float32 vector of a checkpoint.
+type VectorInfo struct {
+	Name string `json:"name"`
+	Len  int    `json:"len"`
+}
+
+const checkpointMagic = "DPTCKPT1"
+
+// SaveCheckpoint writes c to path atomically: a crash leaves the previous checkpoint intact.
+func SaveCheckpoint(path string, c *Checkpoint) error {
+	c.Header.Version = 1
+	c.Header.Vectors = c.Header.Vectors[:0]
+	for _, name := range slices.Sorted(maps.Keys(c.Vectors)) {
+		c.Header.Vectors = append(c.Header.Vectors, VectorInfo{name, len(c.Vectors[name])})
+	}
+	hdr, err := json.Marshal(c.Header)
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return writeFileAtomic(path, func(w io.Writer) error {
+		h := sha256.New()
+		mw := io.MultiWriter(w, h)
+		var n [4]byte
+		binary.LittleEndian.PutUint32(n[:], uint32(len(hdr)))
+		mw.Write([]byte(checkpointMagic))
+		mw.Write(n[:])
+		mw.Write(hdr)
+		buf := make([]byte, 4*4096)
+		for _, vi := range c.Header.Vectors {
+			v := c.Vectors[vi.Name]
+			for len(v) > 0 {
+				k := min(len(v), 4096)
+				for i, x := range v[:k] {
+					binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(x))
+				}
+				if _, err := mw.Write(buf[:4*k]); err != nil {
+					return err
+				}
+				v = v[k:]
+			}
+		}
+		_, err := w.Write(h.Sum(nil))
+		return err
+	})
+}
+
+// LoadCheckpoint reads and verifies a checkpoint written by SaveCheckpoint.
+func LoadCheckpoint(path string) (*Checkpoint, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	bad := func(what string) error {
+		return fmt.Errorf("checkpoint %s: %s: the file is damaged; resume from an older checkpoint or start again", path, what)
+	}
+	if len(b) < len(checkpointMagic)+4+sha256.Size || string(b[:8]) != checkpointMagic {
+		return nil, bad("not a dptrain checkpoint (bad magic or too short)")
+	}
+	body, sum := b[:len(b)-sha256.Size], b[len(b)-sha256.Size:]
+	if got := sha256.Sum256(body); !bytes.Equal(got[:], sum) {
+		return nil, bad("SHA-256 mismatch (truncated or corrupt)")
+	}
+	r := bufio.NewReader(bytes.NewReader(body[8:]))
+	var n uint32
+	binary.Read(r, binary.LittleEndian, &n)
+	hdr := make([]byte, n)
+	if _, err := io.ReadFull(r, hdr); err != nil {
+		return nil, bad("header truncated")
+	}
+	c := &Checkpoint{Vectors: map[string][]float32{}}
+	if err := json.Unmarshal(hdr, &c.Header); err != nil {
+		return nil, bad("header is not valid JSON")
+	}
+	if c.Header.Version != 1 {
+		return nil, fmt.Errorf("checkpoint %s: version %d, this dptrain reads version 1", path, c.Header.Version)
+	}
+	for _, vi := range c.Header.Vectors {
+		if vi.Len < 0 || vi.Len > len(body) {
+			return nil, bad("vector length out of range")
+		}
+		v := make([]float32, vi.Len)
+		if err := binary.Read(r, binary.LittleEndian, v); err != nil {
+			return nil, bad("vector " + vi.Name + " truncated")
+		}
+		c.Vectors[vi.Name] = v
+	}
+	if _, err := r.ReadByte(); !errors.Is(err, io.EOF) {
+		return nil, bad("trailing bytes after the last vector")
+	}
+	return c, nil
+}

@@ -1,0 +1,295 @@
+package train
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is a training run, as read from a YAML file. Every field is documented in
+// configs/quickstart.yaml. Unknown keys are errors: a typo must not silently fall back to a
+// default that changes the privacy of a run.
+type Config struct {
+	// Name labels the run in logs and reports.
+	Name string `yaml:"name"`
+	// Seed, when set, makes the run reproducible: sampling and noise come from a seeded
+	// generator instead of a cryptographically seeded one, and the run is not for release.
+	Seed *uint64 `yaml:"seed"`
+
+	Data      DataConfig      `yaml:"data"`
+	Model     ModelConfig     `yaml:"model"`
+	Optimizer OptimizerConfig `yaml:"optimizer"`
+	Privacy   PrivacyConfig   `yaml:"privacy"`
+	Training  TrainingConfig  `yaml:"training"`
+	Output    OutputConfig    `yaml:"output"`
+}
+
+// DataConfig selects the dataset and its preprocessing.
+type DataConfig struct {
+	// Dataset is a name known to data (mnist, fashion-mnist, cifar10, synthetic-...).
+	Dataset string `yaml:"dataset"`
+	// Dir is an explicit directory to read the files from; empty searches the usual places.
+	Dir string `yaml:"dir"`
+	// Normalize is "standard" (per-dataset mean/std), "unit" ([0,1]) or "none".
+	Normalize string `yaml:"normalize"`
+	// FeatureNorm, when > 0, scales every example to l2 norm at most FeatureNorm: a
+	// per-record, data-independent map that hidden-state accountants' constants rely on.
+	FeatureNorm float64 `yaml:"feature_norm"`
+	// TrainSubset, when > 0, uses only the first TrainSubset training examples (quick runs).
+	// The accountant sees the subset's size as n.
+	TrainSubset int `yaml:"train_subset"`
+	// TestSubset, when > 0, evaluates on the first TestSubset test examples.
+	TestSubset int `yaml:"test_subset"`
+}
+
+// ModelConfig selects the network: a preset, or a kind with its sizes.
+type ModelConfig struct {
+	// Preset is a named architecture (cnn-tramer-boneh, lenet5, mlp-784-128-64-32-10,
+	// resnet20-gn) or empty.
+	Preset string `yaml:"preset"`
+	// Kind is logreg, mlp or cnn when Preset is empty.
+	Kind       string        `yaml:"kind"`
+	Hidden     []int         `yaml:"hidden"`
+	Activation string        `yaml:"activation"`
+	Layers     []LayerConfig `yaml:"layers"`
+	Bias       *bool         `yaml:"bias"`
+}
+
+// LayerConfig is one layer of a CNN given as a list of layers.
+type LayerConfig struct {
+	Type    string `yaml:"type"` // conv2d, maxpool, avgpool, flatten, dense, relu, tanh, gelu, groupnorm
+	Out     int    `yaml:"out"`
+	Kernel  int    `yaml:"kernel"`
+	Stride  int    `yaml:"stride"`
+	Padding int    `yaml:"padding"`
+	Groups  int    `yaml:"groups"`
+}
+
+// OptimizerConfig is the private algorithm and its update rule.
+type OptimizerConfig struct {
+	// Algorithm is dp-sgd, sgd (non-private baseline), dp-sgld or modelmix.
+	Algorithm string `yaml:"algorithm"`
+	// Update is the rule applied to the privatised gradient: sgd, momentum, nesterov, adam.
+	Update       string  `yaml:"update"`
+	LearningRate float64 `yaml:"learning_rate"`
+	Momentum     float64 `yaml:"momentum"`
+	Beta1        float64 `yaml:"beta1"`
+	Beta2        float64 `yaml:"beta2"`
+	AdamEps      float64 `yaml:"adam_eps"`
+	WeightDecay  float64 `yaml:"weight_decay"`
+	// Schedule is the learning-rate schedule.
+	Schedule ScheduleConfig `yaml:"schedule"`
+	// BatchSize is the expected batch size: q = BatchSize/n under Poisson sampling.
+	BatchSize int `yaml:"batch_size"`
+	// Sampling is poisson (default), shuffled, shuffled-once or without-replacement.
+	Sampling string `yaml:"sampling"`
+	// ClipNorm is the per-sample l2 clipping threshold C.
+	ClipNorm float64 `yaml:"clip_norm"`
+	// NoiseMultiplier is σ (noise std / C), or "auto" to calibrate σ before training to
+	// privacy.target_epsilon over the configured epochs.
+	NoiseMultiplier NoiseMultiplier `yaml:"noise_multiplier"`
+
+	SGLD     SGLDConfig     `yaml:"dp_sgld"`
+	ModelMix ModelMixConfig `yaml:"modelmix"`
+}
+
+// ScheduleConfig is a learning-rate schedule.
+type ScheduleConfig struct {
+	// Kind is constant (default), step or cosine.
+	Kind string `yaml:"kind"`
+	// StepEvery and Gamma: the step schedule multiplies the rate by Gamma every StepEvery steps.
+	StepEvery int     `yaml:"step_every"`
+	Gamma     float64 `yaml:"gamma"`
+	// WarmupSteps ramps the rate linearly from 0 (cosine).
+	WarmupSteps int `yaml:"warmup_steps"`
+	// MinRate is cosine's final rate.
+	MinRate float64 `yaml:"min_rate"`
+}
+
+// SGLDConfig holds DP-SGLD's constants (seed-001).
+type SGLDConfig struct {
+	// Regularization is λ in (λ/2)‖θ‖², bias included; it is also the strong convexity.
+	Regularization float64 `yaml:"regularization"`
+	// Radius of the l2 ball iterates are projected onto; 0 uses sqrt(2 log C / λ) (seed-001 §4.5).
+	Radius float64 `yaml:"radius"`
+	// Decreasing selects η_k = 1/(2β + λk/2) instead of the constant learning rate.
+	Decreasing bool `yaml:"decreasing"`
+}
+
+// ModelMixConfig holds ModelMix's mixing parameters (seed-003).
+type ModelMixConfig struct {
+	// Gap is κ: the gap enforced between the last two iterates is τ = κ·η.
+	Gap float64 `yaml:"gap"`
+	// LinfParts is p of the l2+l∞ clipping (Algorithm 2); 0 or 1 means l2 only.
+	LinfParts int `yaml:"linf_parts"`
+}
+
+// PrivacyConfig is the privacy target and the accountants to run live.
+type PrivacyConfig struct {
+	Delta float64 `yaml:"delta"`
+	// TargetEpsilon, when > 0, stops training before the step that would exceed it (under
+	// StopAccountant) and is the target of noise calibration.
+	TargetEpsilon float64 `yaml:"target_epsilon"`
+	// Accountants lists the modes reported live after every step.
+	Accountants []string `yaml:"accountants"`
+	// StopAccountant is the mode whose ε governs stopping and calibration (default: the first
+	// of Accountants).
+	StopAccountant string `yaml:"stop_accountant"`
+}
+
+// TrainingConfig is the length of the run and its cadences.
+type TrainingConfig struct {
+	Epochs float64 `yaml:"epochs"`
+	// Steps, when > 0, overrides Epochs.
+	Steps int `yaml:"steps"`
+	// EvalEvery evaluates on the test set every EvalEvery steps (0: at the end only).
+	EvalEvery int `yaml:"eval_every"`
+	// CheckpointEvery writes a checkpoint every CheckpointEvery steps (0: at the end only).
+	CheckpointEvery int `yaml:"checkpoint_every"`
+	// LogEvery logs a line every LogEvery steps.
+	LogEvery int `yaml:"log_every"`
+}
+
+// OutputConfig says where a run writes.
+type OutputConfig struct {
+	Dir string `yaml:"dir"`
+}
+
+// NoiseMultiplier is σ, or Auto to calibrate it.
+type NoiseMultiplier struct {
+	Value float64
+	Auto  bool
+}
+
+// UnmarshalYAML accepts a number or the word auto.
+func (n *NoiseMultiplier) UnmarshalYAML(node *yaml.Node) error {
+	if node.Kind == yaml.ScalarNode && node.Value == "auto" {
+		*n = NoiseMultiplier{Auto: true}
+		return nil
+	}
+	var v float64
+	if err := node.Decode(&v); err != nil {
+		return fmt.Errorf("line %d: noise_multiplier %q: want a number or auto", node.Line, node.Value)
+	}
+	*n = NoiseMultiplier{Value: v}
+	return nil
+}
+
+// MarshalYAML writes auto or the number.
+func (n NoiseMultiplier) MarshalYAML() (any, error) {
+	if n.Auto {
+		return "auto", nil
+	}
+	return n.Value, nil
+}
+
+// LoadConfig reads a YAML config file, applies overrides of the form "key.path=value" (as given
+// to --set), fills defaults and validates the result.
+func LoadConfig(path string, overrides []string) (*Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	cfg, err := ParseConfig(b, overrides)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// ParseConfig is LoadConfig on the bytes of a file.
+func ParseConfig(b []byte, overrides []string) (*Config, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		return nil, err
+	}
+	if root.Kind == 0 {
+		return nil, errors.New("the file is empty: start from configs/quickstart.yaml")
+	}
+	// Decode the file as written first, so that errors carry the file's own line numbers.
+	cfg := new(Config)
+	if err := decodeStrict(b, cfg); err != nil {
+		return nil, err
+	}
+	if len(overrides) > 0 {
+		for _, o := range overrides {
+			if err := applyOverride(&root, o); err != nil {
+				return nil, err
+			}
+		}
+		var buf bytes.Buffer
+		if err := yaml.NewEncoder(&buf).Encode(&root); err != nil {
+			return nil, err
+		}
+		cfg = new(Config)
+		if err := decodeStrict(buf.Bytes(), cfg); err != nil {
+			return nil, fmt.Errorf("after --set overrides: %w", err)
+		}
+	}
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// applyOverride sets key.path=value in a YAML document, creating mappings as needed. The value
+// is parsed as YAML, so numbers, booleans, lists ([a, b]) and "auto" work as in a file.
+func applyOverride(root *yaml.Node, o string) error {
+	key, val, ok := strings.Cut(o, "=")
+	if !ok || key == "" {
+		return fmt.Errorf("--set %q: want key.path=value, e.g. --set optimizer.learning_rate=0.1", o)
+	}
+	var v yaml.Node
+	if err := yaml.Unmarshal([]byte(val), &v); err != nil {
+		return fmt.Errorf("--set %q: value: %w", o, err)
+	}
+	value := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: ""}
+	if v.Kind == yaml.DocumentNode && len(v.Content) == 1 {
+		value = v.Content[0]
+	}
+	doc := root
+	if doc.Kind == yaml.DocumentNode {
+		doc = doc.Content[0]
+	}
+	parts := strings.Split(key, ".")
+	m := doc
+	for i, p := range parts {
+		if m.Kind != yaml.MappingNode {
+			return fmt.Errorf("--set %q: %s is not a mapping", o, strings.Join(parts[:i], "."))
+		}
+		var next *yaml.Node
+		for j := 0; j+1 < len(m.Content); j += 2 {
+			if m.Content[j].Value == p {
+				next = m.Content[j+1]
+				if i == len(parts)-1 {
+					m.Content[j+1] = value
+				}
+				break
+			}
+		}
+		if next == nil {
+			child := value
+			if i < len(parts)-1 {
+				child = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+			}
+			m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: p}, child)
+			next = child
+		}
+		m = next
+	}
+	return nil
+}
+
+func decodeStrict(b []byte, cfg *Config) error {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(cfg); err != nil {
+		return fmt.Errorf("%w (if this is a typo, see configs/quickstart.yaml for every key)", err)
+	}
+	return nil
+}

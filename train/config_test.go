@@ -1,0 +1,86 @@
+package train
+
+import (
+	"strings"
+	"testing"
+)
+
+const minimal = `
+name: t
+data:
+  dataset: fashion-mnist
+model:
+  preset: mlp-784-128-64-32-10
+optimizer:
+  algorithm: dp-sgd
+  learning_rate: 0.1
+  batch_size: 256
+  clip_norm: 1
+  noise_multiplier: 1.1
+privacy:
+  delta: 1e-5
+training:
+  epochs: 1
+`
+
+func TestParseConfigDefaults(t *testing.T) {
+	cfg, err := ParseConfig([]byte(minimal), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Optimizer.Sampling != "poisson" || cfg.Optimizer.Update != "sgd" {
+		t.Errorf("defaults: sampling %q update %q", cfg.Optimizer.Sampling, cfg.Optimizer.Update)
+	}
+	if got := cfg.Privacy.Accountants; len(got) != 2 || got[0] != "rdp" || cfg.Privacy.StopAccountant != "rdp" {
+		t.Errorf("accountants %v stop %q", got, cfg.Privacy.StopAccountant)
+	}
+	if cfg.Optimizer.NoiseMultiplier.Value != 1.1 || cfg.Optimizer.NoiseMultiplier.Auto {
+		t.Errorf("noise multiplier %+v", cfg.Optimizer.NoiseMultiplier)
+	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	tests := []struct {
+		name      string
+		yaml      string
+		overrides []string
+		want      string // substring of the error
+	}{
+		{"unknown key with line", minimal + "  epoch: 3\n", nil, "line 17: field epoch not found"},
+		{"typo nested", strings.Replace(minimal, "clip_norm", "clipnorm", 1), nil, "field clipnorm not found"},
+		{"bad delta", minimal, []string{"privacy.delta=2"}, "privacy.delta = 2"},
+		{"auto without target", minimal, []string{"optimizer.noise_multiplier=auto"}, "target_epsilon is not set"},
+		{"noise word", minimal, []string{"optimizer.noise_multiplier=lots"}, "want a number or auto"},
+		{"negative sigma", minimal, []string{"optimizer.noise_multiplier=-1"}, "noise_multiplier = -1"},
+		{"algorithm", minimal, []string{"optimizer.algorithm=dp-adam"}, "optimizer.algorithm = \"dp-adam\""},
+		{"modelmix momentum", minimal, []string{"optimizer.algorithm=modelmix", "optimizer.update=momentum", "optimizer.momentum=0.9", "optimizer.modelmix.gap=1"}, "momentum or Adam state breaks"},
+		{"sgld sampling", minimal, []string{"optimizer.algorithm=dp-sgld", "optimizer.sampling=poisson"}, "must be without-replacement"},
+		{"sgd with target", minimal, []string{"optimizer.algorithm=sgd", "privacy.target_epsilon=3"}, "non-private baseline"},
+		{"no length", minimal, []string{"training.epochs=0"}, "training.epochs > 0"},
+		{"override not kv", minimal, []string{"optimizer.learning_rate"}, "want key.path=value"},
+		{"override into scalar", minimal, []string{"name.x=1"}, "name is not a mapping"},
+		{"stop not listed", minimal, []string{"privacy.accountants=[rdp]", "privacy.stop_accountant=pld"}, "not among privacy.accountants"},
+		{"empty", "", nil, "empty"},
+		{"not yaml", "a: [", nil, "did not find expected"},
+	}
+	for _, tt := range tests {
+		_, err := ParseConfig([]byte(tt.yaml), tt.overrides)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want it to contain %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+func TestOverrides(t *testing.T) {
+	cfg, err := ParseConfig([]byte(minimal), []string{
+		"optimizer.learning_rate=0.5", "privacy.target_epsilon=3", "optimizer.noise_multiplier=auto",
+		"training.steps=7", "privacy.accountants=[pld, rdp]", "output.dir=/tmp/x",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Optimizer.LearningRate != 0.5 || cfg.Privacy.TargetEpsilon != 3 || !cfg.Optimizer.NoiseMultiplier.Auto ||
+		cfg.Training.Steps != 7 || cfg.Privacy.Accountants[0] != "pld" || cfg.Output.Dir != "/tmp/x" {
+		t.Errorf("overrides not applied: %+v", cfg)
+	}
+}

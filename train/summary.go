@@ -1,0 +1,32 @@
+package train
+
+// Summary is the outcome of a run, printed by `dptrain train` (as JSON with --json) and written
+// to summary.json in the output directory.
+type Summary struct {
+	Name            string        `json:"name"`
+	Algorithm       string        `json:"algorithm"`
+	Dataset         string        `json:"dataset"`
+	Model           string        `json:"model"`
+	TestAccuracy    float64       `json:"test_accuracy"`
+	TestLoss        float64       `json:"test_loss"`
+	Steps           int           `json:"steps"`
+	PlannedSteps    int           `json:"planned_steps"`
+	Epochs          float64       `json:"epochs"`
+	SampleRate      float64       `json:"sample_rate"`
+	BatchSize       int           `json:"batch_size"`
+	DatasetSize     int           `json:"dataset_size"`
+	NoiseMultiplier float64       `json:"noise_multiplier"`
+	ClipNorm        float64       `json:"clip_norm"`
+	Delta           float64       `json:"delta,omitempty"`
+	TargetEpsilon   float64       `json:"target_epsilon,omitempty"`
+	Epsilon         []ModeEpsilon `json:"epsilon"`
+	// StoppedEarly says why the run ended before its planned steps (for example the next
+	// step would have exceeded the target ε); empty when it ran to the end.
+	StoppedEarly string  `json:"stopped_early,omitempty"`
+	WallSec      float64 `json:"wall_s"`
+	MsPerStep    float64 `json:"ms_per_step"`
+	Reproducible bool    `json:"reproducible"`
+	BLAS         string  `json:"blas"`
+	ModelFile    string  `json:"model_file"`
+	OutputDir    string  `json:"output_dir"`
+}

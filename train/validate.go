@@ -1,0 +1,211 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Algorithm names accepted in optimizer.algorithm.
+const (
+	AlgorithmDPSGD    = "dp-sgd"
+	AlgorithmSGD      = "sgd"
+	AlgorithmDPSGLD   = "dp-sgld"
+	AlgorithmModelMix = "modelmix"
+)
+
+func (c *Config) setDefaults() {
+	if c.Name == "" {
+		c.Name = "run"
+	}
+	if c.Data.Normalize == "" {
+		c.Data.Normalize = "standard"
+	}
+	o := &c.Optimizer
+	if o.Algorithm == "" {
+		o.Algorithm = AlgorithmDPSGD
+	}
+	if o.Update == "" {
+		o.Update = "sgd"
+	}
+	if o.Sampling == "" {
+		switch o.Algorithm {
+		case AlgorithmDPSGLD:
+			o.Sampling = "without-replacement"
+		case AlgorithmSGD:
+			o.Sampling = "shuffled"
+		default:
+			o.Sampling = "poisson"
+		}
+	}
+	if o.Schedule.Kind == "" {
+		o.Schedule.Kind = "constant"
+	}
+	if o.Beta1 == 0 {
+		o.Beta1 = 0.9
+	}
+	if o.Beta2 == 0 {
+		o.Beta2 = 0.999
+	}
+	if o.AdamEps == 0 {
+		o.AdamEps = 1e-8
+	}
+	p := &c.Privacy
+	if p.Delta == 0 && o.Algorithm != AlgorithmSGD {
+		p.Delta = 1e-5
+	}
+	if len(p.Accountants) == 0 && o.Algorithm != AlgorithmSGD {
+		switch o.Algorithm {
+		case AlgorithmModelMix:
+			p.Accountants = []string{"modelmix", "rdp"}
+		case AlgorithmDPSGLD:
+			p.Accountants = []string{"sgld", "rdp"}
+		default:
+			p.Accountants = []string{"rdp", "pld"}
+		}
+	}
+	if p.StopAccountant == "" && len(p.Accountants) > 0 {
+		p.StopAccountant = p.Accountants[0]
+	}
+	if c.Training.LogEvery == 0 {
+		c.Training.LogEvery = 50
+	}
+	if c.Output.Dir == "" {
+		c.Output.Dir = "runs/" + c.Name
+	}
+}
+
+// Validate checks the config before any work is done and returns every problem found, each
+// naming the key and what to write instead.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	pos := func(key string, v float64) {
+		if !(v > 0) || math.IsInf(v, 0) {
+			bad("%s = %v: must be a positive number", key, v)
+		}
+	}
+
+	if c.Data.Dataset == "" {
+		bad("data.dataset is missing: e.g. fashion-mnist, mnist, cifar10")
+	}
+	if !oneOf(c.Data.Normalize, "standard", "unit", "none") {
+		bad("data.normalize = %q: want standard, unit or none", c.Data.Normalize)
+	}
+	if c.Data.FeatureNorm < 0 || c.Data.TrainSubset < 0 || c.Data.TestSubset < 0 {
+		bad("data.feature_norm, data.train_subset and data.test_subset must not be negative")
+	}
+	if c.Model.Preset == "" && c.Model.Kind == "" {
+		bad("model: set model.preset (e.g. cnn-tramer-boneh) or model.kind (logreg, mlp, cnn)")
+	}
+	if c.Model.Preset != "" && (c.Model.Kind != "" || len(c.Model.Hidden) > 0 || len(c.Model.Layers) > 0) {
+		bad("model: model.preset %q cannot be combined with kind, hidden or layers", c.Model.Preset)
+	}
+
+	o := c.Optimizer
+	if !oneOf(o.Algorithm, AlgorithmDPSGD, AlgorithmSGD, AlgorithmDPSGLD, AlgorithmModelMix) {
+		bad("optimizer.algorithm = %q: want dp-sgd, sgd, dp-sgld or modelmix", o.Algorithm)
+	}
+	if !oneOf(o.Update, "sgd", "momentum", "nesterov", "adam") {
+		bad("optimizer.update = %q: want sgd, momentum, nesterov or adam", o.Update)
+	}
+	pos("optimizer.learning_rate", o.LearningRate)
+	if o.BatchSize <= 0 {
+		bad("optimizer.batch_size = %d: must be positive", o.BatchSize)
+	}
+	if !oneOf(o.Sampling, "poisson", "shuffled", "shuffled-once", "without-replacement") {
+		bad("optimizer.sampling = %q: want poisson, shuffled, shuffled-once or without-replacement", o.Sampling)
+	}
+	if (o.Update == "momentum" || o.Update == "nesterov") && !(o.Momentum > 0 && o.Momentum < 1) {
+		bad("optimizer.momentum = %v: must be in (0, 1) with update %s", o.Momentum, o.Update)
+	}
+	if o.WeightDecay < 0 {
+		bad("optimizer.weight_decay = %v: must not be negative", o.WeightDecay)
+	}
+	switch o.Schedule.Kind {
+	case "constant", "cosine":
+	case "step":
+		if o.Schedule.StepEvery <= 0 || !(o.Schedule.Gamma > 0) {
+			bad("optimizer.schedule: kind step needs step_every > 0 and gamma > 0")
+		}
+	default:
+		bad("optimizer.schedule.kind = %q: want constant, step or cosine", o.Schedule.Kind)
+	}
+
+	private := o.Algorithm != AlgorithmSGD
+	p := c.Privacy
+	if private {
+		if !(p.Delta > 0 && p.Delta < 1) {
+			bad("privacy.delta = %v: must be in (0, 1), typically below 1/n (e.g. 1e-5)", p.Delta)
+		}
+		if p.TargetEpsilon < 0 || math.IsInf(p.TargetEpsilon, 0) || math.IsNaN(p.TargetEpsilon) {
+			bad("privacy.target_epsilon = %v: must be a positive number, or 0 for no target", p.TargetEpsilon)
+		}
+		if o.Algorithm != AlgorithmDPSGLD {
+			pos("optimizer.clip_norm", o.ClipNorm)
+		}
+		if o.NoiseMultiplier.Auto {
+			if p.TargetEpsilon <= 0 {
+				bad("optimizer.noise_multiplier is auto but privacy.target_epsilon is not set: give a target ε to calibrate to")
+			}
+		} else {
+			pos("optimizer.noise_multiplier", o.NoiseMultiplier.Value)
+		}
+		if len(p.Accountants) == 0 {
+			bad("privacy.accountants is empty: list at least one, e.g. [rdp]")
+		}
+		if p.StopAccountant != "" && !oneOf(p.StopAccountant, p.Accountants...) {
+			bad("privacy.stop_accountant = %q is not among privacy.accountants %v", p.StopAccountant, p.Accountants)
+		}
+	} else {
+		if p.TargetEpsilon > 0 || o.NoiseMultiplier.Auto || o.NoiseMultiplier.Value != 0 {
+			bad("optimizer.algorithm sgd is the non-private baseline: remove privacy.target_epsilon and optimizer.noise_multiplier, or use dp-sgd")
+		}
+	}
+	switch o.Algorithm {
+	case AlgorithmDPSGLD:
+		if o.Update != "sgd" {
+			bad("dp-sgld: optimizer.update must be sgd (its guarantee covers plain Langevin steps only)")
+		}
+		if o.Sampling != "without-replacement" {
+			bad("dp-sgld: optimizer.sampling must be without-replacement (seed-001, Algorithm 1)")
+		}
+		pos("optimizer.dp_sgld.regularization", o.SGLD.Regularization)
+		if c.Data.FeatureNorm <= 0 {
+			bad("dp-sgld: set data.feature_norm (a public bound R on ‖x‖) so L and β are data-independent (seed-001 §4.5)")
+		}
+	case AlgorithmModelMix:
+		if o.Update != "sgd" {
+			bad("modelmix: optimizer.update must be sgd: momentum or Adam state breaks ModelMix's guarantee (seed-003 §4.11)")
+		}
+		if o.Sampling != "poisson" {
+			bad("modelmix: optimizer.sampling must be poisson (Theorem 4.1)")
+		}
+		pos("optimizer.modelmix.gap", o.ModelMix.Gap)
+		if o.ModelMix.LinfParts < 0 {
+			bad("optimizer.modelmix.linf_parts = %d: must not be negative", o.ModelMix.LinfParts)
+		}
+	}
+
+	t := c.Training
+	if t.Steps < 0 || t.Epochs < 0 || (t.Steps == 0 && !(t.Epochs > 0)) {
+		bad("training: set training.epochs > 0 or training.steps > 0")
+	}
+	if t.EvalEvery < 0 || t.CheckpointEvery < 0 || t.LogEvery < 0 {
+		bad("training.eval_every, checkpoint_every and log_every must not be negative")
+	}
+	if strings.TrimSpace(c.Output.Dir) == "" {
+		bad("output.dir is empty")
+	}
+	return errors.Join(errs...)
+}
+
+func oneOf(s string, set ...string) bool {
+	for _, x := range set {
+		if s == x {
+			return true
+		}
+	}
+	return false
+}
