@@ -54,7 +54,7 @@ test: build
 	$(GO) test $(TAGS) -count=1 -timeout 20m ./...
 
 demo: build
-	./$(BIN) data inspect --dataset fashion-mnist
+	./$(BIN) train --config configs/quickstart.yaml --set output.dir=runs/demo --no-progress $(if $(wildcard runs/demo/checkpoint.dpt),--resume,)
 
 bench: build
 	$(GO) test $(TAGS) -run '^$$' -bench . -benchmem ./...

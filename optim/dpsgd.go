@@ -107,10 +107,7 @@ func (o *DPSGD) Step(m GradientOracle, b Batch, info BatchInfo) (Result, error) 
 			return Result{}, fmt.Errorf("optim: DP-SGD step %d: %w", o.k, err)
 		}
 	}
-	std := 0.0 // σ = 0 with C = +Inf: no noise, not NaN
-	if o.cfg.NoiseMultiplier > 0 {
-		std = o.cfg.NoiseMultiplier * o.cfg.ClipNorm
-	}
+	std := o.std() // σ = 0 with C = +Inf: no noise, not NaN
 	o.noise.AddGaussian(o.grad, std)
 	if err := scaleFinite(o.grad, 1/p.norm); err != nil {
 		return Result{}, fmt.Errorf("optim: DP-SGD step %d: %w", o.k, err)

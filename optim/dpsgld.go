@@ -149,10 +149,9 @@ func (o *DPSGLD) Step(m GradientOracle, b Batch, info BatchInfo) (Result, error)
 		th := float64(params[i])
 		params[i] = float32(th - eta*(float64(g)+lambda*th))
 	}
-	std := math.Sqrt(2*eta) * o.cfg.Sigma
-	o.noise.AddGaussian(params, std)
+	o.noise.AddGaussian(params, math.Sqrt(2*eta)*o.cfg.Sigma)
 	ProjectL2Ball(params, c.Radius)
-	rec := p.record(c.Lipschitz, p.norm*std/eta, eta)
+	rec := o.record(p, eta)
 	o.k++
 	return Result{Records: []accounting.Step{rec}, Stats: st, StepSize: eta}, nil
 }

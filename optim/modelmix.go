@@ -159,9 +159,7 @@ func (o *ModelMix) Step(m GradientOracle, b Batch, info BatchInfo) (Result, erro
 		return Result{}, fmt.Errorf("optim: ModelMix step %d: %w", o.k, err)
 	}
 	Mix(params, o.prev, o.grad, eta, tau, o.wd, o.noise)
-	rec := p.record(c, std, eta)
-	rec.MixWidth = tau * p.norm / eta
-	rec.LinfParts = o.cfg.LinfParts
+	rec := o.record(p, eta, tau)
 	o.k++
 	return Result{Records: []accounting.Step{rec}, Stats: st, StepSize: eta}, nil
 }

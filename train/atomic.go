@@ -21,6 +21,7 @@ func writeFileAtomic(path string, write func(w io.Writer) error) (err error) {
 		return err
 	}
 	tmp := f.Name()
+	f.Chmod(0o644)
 	defer func() {
 		if err != nil {
 			f.Close()

@@ -139,6 +139,11 @@ type PrivacyConfig struct {
 	// StopAccountant is the mode whose ε governs stopping and calibration (default: the first
 	// of Accountants).
 	StopAccountant string `yaml:"stop_accountant"`
+	// Release is what the run publishes: "final" (default: only the final model; the
+	// hidden-state accountants apply) or "all-iterates" (every intermediate model may be
+	// seen; only composition accountants apply). Checkpoints and training metrics are for the
+	// operator and are not covered by either: they must not be published.
+	Release string `yaml:"release"`
 }
 
 // TrainingConfig is the length of the run and its cadences.

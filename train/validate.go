@@ -65,6 +65,9 @@ func (c *Config) setDefaults() {
 			p.Accountants = []string{"rdp", "pld"}
 		}
 	}
+	if p.Release == "" {
+		p.Release = "final"
+	}
 	if p.StopAccountant == "" && len(p.Accountants) > 0 {
 		p.StopAccountant = p.Accountants[0]
 	}
@@ -154,6 +157,9 @@ func (c *Config) Validate() error {
 		}
 		if len(p.Accountants) == 0 {
 			bad("privacy.accountants is empty: list at least one, e.g. [rdp]")
+		}
+		if !oneOf(p.Release, "final", "all-iterates") {
+			bad("privacy.release = %q: want final or all-iterates", p.Release)
 		}
 		if p.StopAccountant != "" && !oneOf(p.StopAccountant, p.Accountants...) {
 			bad("privacy.stop_accountant = %q is not among privacy.accountants %v", p.StopAccountant, p.Accountants)

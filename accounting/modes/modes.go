@@ -1,0 +1,47 @@
+// Package modes maps accounting mode names, as configs and the command line give them, to the
+// accountant families that implement them.
+package modes
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/accounting/mbcd"
+	"github.com/dptrain/dptrain/accounting/modelmix"
+	"github.com/dptrain/dptrain/accounting/rdp"
+	"github.com/dptrain/dptrain/accounting/sgld"
+)
+
+// Factory builds an accountant for a run, or says why its theorem does not cover the run.
+type Factory func(accounting.Run) (accounting.Accountant, error)
+
+// registry lists every mode; adding a family is one line.
+var registry = map[string]Factory{
+	"rdp":               func(r accounting.Run) (accounting.Accountant, error) { return rdp.New(r) },
+	"modelmix":          func(r accounting.Run) (accounting.Accountant, error) { return modelmix.New(r) },
+	"sgld":              func(r accounting.Run) (accounting.Accountant, error) { return sgld.New(r) },
+	"sgld-conservative": func(r accounting.Run) (accounting.Accountant, error) { return sgld.NewConservative(r) },
+	"mbcd":              func(r accounting.Run) (accounting.Accountant, error) { return mbcd.New(r) },
+	"mbcd-certified":    func(r accounting.Run) (accounting.Accountant, error) { return mbcd.NewCertified(r) },
+}
+
+// New returns the accountant called name for run.
+func New(name string, run accounting.Run) (accounting.Accountant, error) {
+	f, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown accountant %q: want one of %s", name, strings.Join(Names(), ", "))
+	}
+	return f(run)
+}
+
+// Names lists the modes in alphabetical order.
+func Names() []string {
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}

@@ -1,0 +1,527 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/accounting/modes"
+	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/optim"
+	"github.com/dptrain/dptrain/train"
+	"github.com/spf13/cobra"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+func init() { accountSubcommands = append(accountSubcommands, newAccountCompareCmd) }
+
+// compareModes lists the modes compare runs and builds them.
+var compareModes = struct {
+	names func() []string
+	build func(name string, run accounting.Run) (accounting.Accountant, error)
+}{modes.Names, modes.New}
+
+// compareOptions are the flags of "dptrain account compare".
+type compareOptions struct {
+	config string
+
+	mechanism, sampling, neighbouring, convexity, updateRule string
+
+	sampleRate, noiseMultiplier, clipNorm, stepSize, delta        float64
+	lipschitz, smoothness, strongConvexity, holder, diameter      float64
+	mixWidth                                                      float64
+	steps, datasetSize, batchSize, minBatchSize, linfParts, block int
+	lastIterateOnly                                               bool
+
+	at         []int
+	plotFile   string
+	plotPoints int
+	json       bool
+}
+
+func newAccountCompareCmd(a *app) *cobra.Command {
+	o := &compareOptions{}
+	cmd := &cobra.Command{
+		Use:   "compare",
+		Short: "Run every accounting mode whose assumptions hold on one mechanism and compare ε",
+		Long: `compare describes one training run by its mechanism (explicit flags, or --config FILE for a
+training config, flags overriding it), builds every accounting mode, composes the run's steps in
+each mode whose assumptions hold, and prints ε per mode at the final step and at --at steps. Modes
+whose assumptions fail are listed with the reason. "best" is the smallest ε over applicable
+certified modes.
+
+Step records follow accounting.Step: the noise multiplier is the noise std on the summed
+gradient divided by the clip norm; hidden-state modes need --last-iterate-only, --update-rule sgd
+and --neighbouring replace-one, and their loss constants (--lipschitz, --smoothness,
+--strong-convexity, --diameter, --convexity).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.config != "" {
+				if err := loadCompareConfig(o.config, o, cmd); err != nil {
+					return err
+				}
+			}
+			return runCompare(a.out, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.config, "config", "", "training config (YAML) to read the mechanism from; explicit flags override it")
+	f.StringVar(&o.mechanism, "mechanism", string(accounting.Gaussian), "mechanism of every step: gaussian or sampled-with-rejection-gaussian")
+	f.StringVar(&o.sampling, "sampling", string(accounting.Poisson), "sampling: poisson, without-replacement, shuffled, shuffled-once, full, poisson-with-rejection")
+	f.StringVar(&o.neighbouring, "neighbouring", string(accounting.AddRemove), "neighbouring relation: add-remove or replace-one")
+	f.Float64Var(&o.sampleRate, "sample-rate", 0, "sample rate q (default batch-size/dataset-size; 1 for full batch)")
+	f.Float64Var(&o.noiseMultiplier, "noise-multiplier", 0, "noise multiplier z: noise std on the summed gradient / clip norm")
+	f.Float64Var(&o.clipNorm, "clip-norm", 0, "per-example clip norm C (default --lipschitz, else 1)")
+	f.IntVar(&o.steps, "steps", 0, "number of steps K")
+	f.Float64Var(&o.delta, "delta", 1e-5, "δ")
+	f.IntVar(&o.datasetSize, "dataset-size", 0, "dataset size n")
+	f.IntVar(&o.batchSize, "batch-size", 0, "batch size b (expected size under Poisson)")
+	f.Float64Var(&o.stepSize, "step-size", 0, "step size η (constant)")
+	f.Float64Var(&o.lipschitz, "lipschitz", 0, "Lipschitz constant L of the per-example loss (gradient-norm bound)")
+	f.Float64Var(&o.smoothness, "smoothness", 0, "smoothness β (Hölder constant if --holder-exponent < 1)")
+	f.Float64Var(&o.strongConvexity, "strong-convexity", 0, "strong convexity λ")
+	f.Float64Var(&o.holder, "holder-exponent", 0, "Hölder exponent of the gradient in (0, 1]; 1 or 0 means smooth")
+	f.Float64Var(&o.diameter, "diameter", 0, "diameter of the projection domain (0: no projection)")
+	f.StringVar(&o.convexity, "convexity", string(accounting.NonConvex), "loss class: non-convex, convex, strongly-convex")
+	f.StringVar(&o.updateRule, "update-rule", "sgd", "update rule: sgd, momentum, adam")
+	f.BoolVar(&o.lastIterateOnly, "last-iterate-only", false, "only the final model is released (hidden-state modes need it)")
+	f.IntVar(&o.minBatchSize, "min-batch-size", 0, "DP-ULR's rejection threshold N_B")
+	f.Float64Var(&o.mixWidth, "mix-width", 0, "ModelMix's mixing width, in the units of the noise std")
+	f.IntVar(&o.linfParts, "linf-parts", 0, "ModelMix's l2+l∞ clipping parts p")
+	f.IntVar(&o.block, "block", 0, "DP-MBCD block index of every step")
+	f.IntSliceVar(&o.at, "at", nil, "also report ε after these steps (comma separated)")
+	f.StringVar(&o.plotFile, "plot", "", "write a PNG of ε against steps, one curve per applicable mode")
+	f.IntVar(&o.plotPoints, "plot-points", 60, "number of steps at which the plot evaluates ε")
+	f.BoolVar(&o.json, "json", false, "print one JSON object instead of a table")
+	return cmd
+}
+
+// loadCompareConfig fills the options from a training config; flags the user set explicitly
+// keep their values.
+func loadCompareConfig(path string, o *compareOptions, cmd *cobra.Command) error {
+	cfg, err := train.LoadConfig(path, nil)
+	if err != nil {
+		return err
+	}
+	set := func(name string) bool { return cmd.Flags().Changed(name) }
+	op := cfg.Optimizer
+	if op.NoiseMultiplier.Auto && !set("noise-multiplier") {
+		return fmt.Errorf("config %s: noise_multiplier is auto (calibrated at training time): give --noise-multiplier", path)
+	}
+	n := cfg.Data.TrainSubset
+	if n == 0 {
+		spec, err := data.Lookup(cfg.Data.Dataset)
+		if err != nil {
+			return fmt.Errorf("config %s: %w", path, err)
+		}
+		n = spec.TrainSize
+	}
+	fill := func(name string, apply func()) {
+		if !set(name) {
+			apply()
+		}
+	}
+	fill("dataset-size", func() { o.datasetSize = n })
+	fill("batch-size", func() { o.batchSize = op.BatchSize })
+	fill("sampling", func() { o.sampling = op.Sampling })
+	fill("noise-multiplier", func() { o.noiseMultiplier = op.NoiseMultiplier.Value })
+	fill("clip-norm", func() { o.clipNorm = op.ClipNorm })
+	fill("step-size", func() { o.stepSize = op.LearningRate })
+	fill("update-rule", func() { o.updateRule = op.Update })
+	fill("delta", func() { o.delta = cfg.Privacy.Delta })
+	fill("linf-parts", func() { o.linfParts = op.ModelMix.LinfParts })
+	fill("steps", func() {
+		o.steps = cfg.Training.Steps
+		if o.steps == 0 && op.BatchSize > 0 {
+			o.steps = int(math.Ceil(cfg.Training.Epochs * float64(n) / float64(op.BatchSize)))
+		}
+	})
+	if op.Algorithm == train.AlgorithmDPSGLD {
+		// DP-SGLD releases its last iterate on a strongly convex softmax regression whose
+		// constants follow from the public feature bound (optim.SoftmaxLangevinConstants). Its
+		// config has no clip norm: noise_multiplier is read as the Langevin σ (parameter noise
+		// sqrt(2η)·σ), turned into the record's z = σ·sqrt(2/η)·m/L with clip norm L, as
+		// optim.DPSGLD declares its steps.
+		if op.SGLD.Decreasing {
+			return fmt.Errorf("config %s: the decreasing DP-SGLD schedule is not supported by compare (constant step sizes only): give the mechanism as flags with a constant --step-size", path)
+		}
+		spec, err := data.Lookup(cfg.Data.Dataset)
+		if err != nil {
+			return fmt.Errorf("config %s: %w", path, err)
+		}
+		bias := cfg.Model.Bias == nil || *cfg.Model.Bias
+		c, err := optim.SoftmaxLangevinConstants(cfg.Data.FeatureNorm, spec.Classes, op.SGLD.Regularization, bias)
+		if err != nil {
+			return fmt.Errorf("config %s: DP-SGLD constants: %w", path, err)
+		}
+		if op.SGLD.Radius > 0 {
+			c.Radius = op.SGLD.Radius
+			c.Lipschitz = c.DataLipschitz + c.StrongConvexity*c.Radius
+		}
+		fill("last-iterate-only", func() { o.lastIterateOnly = true })
+		fill("neighbouring", func() { o.neighbouring = string(accounting.ReplaceOne) })
+		fill("convexity", func() { o.convexity = string(accounting.StronglyConvex) })
+		fill("lipschitz", func() { o.lipschitz = c.Lipschitz })
+		fill("smoothness", func() { o.smoothness = c.Smoothness })
+		fill("strong-convexity", func() { o.strongConvexity = c.StrongConvexity })
+		fill("diameter", func() { o.diameter = 2 * c.Radius })
+		fill("holder-exponent", func() { o.holder = 1 })
+		fill("clip-norm", func() { o.clipNorm = c.Lipschitz })
+		if o.stepSize == 0 {
+			o.stepSize = 1 / (2 * c.Smoothness)
+		}
+		fill("noise-multiplier", func() {
+			o.noiseMultiplier = op.NoiseMultiplier.Value * math.Sqrt(2/o.stepSize) * float64(o.batchSize) / c.Lipschitz
+		})
+	}
+	return nil
+}
+
+// compareRow is one mode's outcome, the JSON shape of --json.
+type compareRow struct {
+	Mode       string             `json:"mode"`
+	Label      accounting.Label   `json:"label,omitempty"`
+	Applicable bool               `json:"applicable"`
+	Reason     string             `json:"reason,omitempty"`
+	Epsilon    float64            `json:"epsilon,omitempty"`
+	Delta      float64            `json:"delta"`
+	Order      float64            `json:"order,omitempty"`
+	Constants  map[string]float64 `json:"constants,omitempty"`
+	At         []comparePoint     `json:"at,omitempty"`
+	// Source names the mode a "best" row was taken from.
+	Source string `json:"source,omitempty"`
+
+	curve []comparePoint
+}
+
+// comparePoint is ε after a number of steps.
+type comparePoint struct {
+	Steps   int     `json:"steps"`
+	Epsilon float64 `json:"epsilon"`
+}
+
+// compareReport is the --json object.
+type compareReport struct {
+	Steps int          `json:"steps"`
+	Delta float64      `json:"delta"`
+	Modes []compareRow `json:"modes"`
+	Best  *compareRow  `json:"best"`
+}
+
+func (o *compareOptions) run() accounting.Run {
+	return accounting.Run{
+		LastIterateOnly: o.lastIterateOnly,
+		UpdateRule:      o.updateRule,
+		DatasetSize:     o.datasetSize,
+		Convexity:       accounting.Convexity(o.convexity),
+		Lipschitz:       o.lipschitz,
+		Smoothness:      o.smoothness,
+		HolderExponent:  o.holder,
+		StrongConvexity: o.strongConvexity,
+		DomainDiameter:  o.diameter,
+	}
+}
+
+// step returns the record of one step; BatchIndex is set per chunk.
+func (o *compareOptions) step() (accounting.Step, error) {
+	s := accounting.Sampling(o.sampling)
+	q := o.sampleRate
+	if q == 0 {
+		switch {
+		case s == accounting.FullBatch:
+			q = 1
+		case o.batchSize > 0 && o.datasetSize > 0:
+			q = float64(o.batchSize) / float64(o.datasetSize)
+		default:
+			return accounting.Step{}, errors.New("give --sample-rate, or --batch-size and --dataset-size")
+		}
+	}
+	b := o.batchSize
+	if b == 0 && o.datasetSize > 0 {
+		b = int(math.Round(q * float64(o.datasetSize)))
+	}
+	if s == accounting.FullBatch && b == 0 {
+		b = o.datasetSize
+	}
+	c := o.clipNorm
+	if c == 0 {
+		c = o.lipschitz
+	}
+	if c == 0 {
+		c = 1
+	}
+	return accounting.Step{
+		Mechanism:       accounting.Mechanism(o.mechanism),
+		Sampling:        s,
+		Neighbouring:    accounting.Neighbouring(o.neighbouring),
+		NoiseMultiplier: o.noiseMultiplier,
+		SampleRate:      q,
+		Sensitivity:     c,
+		NoiseStd:        o.noiseMultiplier * c,
+		StepSize:        o.stepSize,
+		BatchSize:       b,
+		DatasetSize:     o.datasetSize,
+		MinBatchSize:    o.minBatchSize,
+		MixWidth:        o.mixWidth,
+		LinfParts:       o.linfParts,
+		Block:           o.block,
+	}, nil
+}
+
+// checkpoints returns the sorted distinct steps at which ε is evaluated.
+func (o *compareOptions) checkpoints() []int {
+	set := map[int]bool{o.steps: true}
+	for _, t := range o.at {
+		if t > 0 && t <= o.steps {
+			set[t] = true
+		}
+	}
+	if o.plotFile != "" {
+		for i := 1; i <= o.plotPoints; i++ {
+			set[int(math.Ceil(float64(i)*float64(o.steps)/float64(o.plotPoints)))] = true
+		}
+	}
+	var ts []int
+	for t := range set {
+		if t > 0 {
+			ts = append(ts, t)
+		}
+	}
+	sort.Ints(ts)
+	return ts
+}
+
+// evaluate composes the run in one mode, evaluating ε at every checkpoint.
+func evaluate(name string, run accounting.Run, base accounting.Step, ts []int, delta float64) compareRow {
+	row := compareRow{Mode: name, Delta: delta}
+	acc, err := compareModes.build(name, run)
+	if err != nil {
+		row.Reason = err.Error()
+		return row
+	}
+	perEpoch := 0
+	if base.BatchSize > 0 && base.DatasetSize >= base.BatchSize {
+		perEpoch = base.DatasetSize / base.BatchSize
+	}
+	done := 0
+	var last accounting.Guarantee
+	for _, t := range ts {
+		s := base
+		s.Count = t - done
+		if perEpoch > 0 {
+			s.BatchIndex = done % perEpoch
+		}
+		if err := acc.Compose(s); err != nil {
+			row.Reason = fmt.Sprintf("step %d: %v", done+1, err)
+			return row
+		}
+		done = t
+		g, err := acc.Epsilon(delta)
+		if err != nil {
+			row.Reason = fmt.Sprintf("after %d steps: %v", t, err)
+			return row
+		}
+		if math.IsNaN(g.Epsilon) || math.IsInf(g.Epsilon, 0) {
+			row.Reason = fmt.Sprintf("after %d steps: ε = %v", t, g.Epsilon)
+			return row
+		}
+		row.curve = append(row.curve, comparePoint{t, g.Epsilon})
+		last = g
+	}
+	row.Applicable = true
+	row.Label, row.Epsilon, row.Order = last.Label, last.Epsilon, last.Order
+	if last.Label == "" {
+		row.Label = acc.Label()
+	}
+	if c, ok := acc.(interface{ Constants() map[string]float64 }); ok {
+		row.Constants = c.Constants()
+	}
+	return row
+}
+
+func runCompare(w io.Writer, o *compareOptions) error {
+	if o.steps <= 0 {
+		return fmt.Errorf("--steps %d: give the number of steps K > 0", o.steps)
+	}
+	if !(o.delta > 0 && o.delta < 1) {
+		return fmt.Errorf("--delta %v: want 0 < δ < 1", o.delta)
+	}
+	if o.plotFile != "" && o.plotPoints < 2 {
+		return fmt.Errorf("--plot-points %d: want at least 2", o.plotPoints)
+	}
+	base, err := o.step()
+	if err != nil {
+		return err
+	}
+	ts := o.checkpoints()
+	report := compareReport{Steps: o.steps, Delta: o.delta}
+	for _, name := range compareModes.names() {
+		row := evaluate(name, o.run(), base, ts, o.delta)
+		for _, p := range row.curve {
+			if p.Steps == o.steps || contains(o.at, p.Steps) {
+				row.At = append(row.At, p)
+			}
+		}
+		report.Modes = append(report.Modes, row)
+		if row.Applicable && row.Label == accounting.Certified && (report.Best == nil || row.Epsilon < report.Best.Epsilon) {
+			best := row
+			best.Mode, best.Source = "best", row.Mode
+			report.Best = &best
+		}
+	}
+	if o.plotFile != "" {
+		if err := plotCompare(o.plotFile, report); err != nil {
+			return err
+		}
+	}
+	if o.json {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(report)
+	}
+	return printCompare(w, o, report)
+}
+
+func contains(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func printCompare(w io.Writer, o *compareOptions, r compareReport) error {
+	var at []int
+	for _, t := range o.at {
+		if t > 0 && t < o.steps && !contains(at, t) {
+			at = append(at, t)
+		}
+	}
+	sort.Ints(at)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "mode\tlabel")
+	for _, t := range at {
+		fmt.Fprintf(tw, "\tε@%d", t)
+	}
+	fmt.Fprintf(tw, "\tε@%d (final)\torder\n", o.steps)
+	rows := r.Modes
+	if r.Best != nil {
+		rows = append(append([]compareRow(nil), rows...), *r.Best)
+	}
+	for _, row := range rows {
+		if !row.Applicable {
+			continue
+		}
+		name := row.Mode
+		if row.Source != "" {
+			name = "best (" + row.Source + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s", name, row.Label)
+		for _, t := range at {
+			fmt.Fprintf(tw, "\t%s", epsAt(row.curve, t))
+		}
+		fmt.Fprintf(tw, "\t%.6g\t%s\n", row.Epsilon, orderString(row.Order))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "δ = %g, %d steps\n", o.delta, o.steps)
+	if r.Best == nil {
+		fmt.Fprintln(w, "best: no applicable certified mode")
+	}
+	first := true
+	for _, row := range r.Modes {
+		if row.Applicable {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w, "not applicable:")
+			first = false
+		}
+		fmt.Fprintf(w, "  %s: %s\n", row.Mode, row.Reason)
+	}
+	return nil
+}
+
+func epsAt(curve []comparePoint, t int) string {
+	for _, p := range curve {
+		if p.Steps == t {
+			return strconv.FormatFloat(p.Epsilon, 'g', 6, 64)
+		}
+	}
+	return "-"
+}
+
+func orderString(a float64) string {
+	if a == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(a, 'g', 4, 64)
+}
+
+// plotCompare writes ε against steps, one labelled curve per applicable mode; the y axis is
+// logarithmic when every plotted ε is positive.
+func plotCompare(file string, r compareReport) error {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("ε (δ = %g) against steps", r.Delta)
+	p.X.Label.Text = "steps"
+	p.Y.Label.Text = "ε"
+	positive, curves, top := true, 0, 0.0
+	for _, row := range r.Modes {
+		for _, pt := range row.curve {
+			positive = positive && pt.Epsilon > 0
+			top = math.Max(top, pt.Epsilon)
+		}
+	}
+	headroom := 1.4
+	if positive {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		headroom = 6
+	}
+	for i, row := range r.Modes {
+		if !row.Applicable || len(row.curve) == 0 {
+			continue
+		}
+		xy := make(plotter.XYs, len(row.curve))
+		for j, pt := range row.curve {
+			xy[j].X, xy[j].Y = float64(pt.Steps), pt.Epsilon
+		}
+		line, err := plotter.NewLine(xy)
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", row.Mode, err)
+		}
+		line.Color = plotutil.Color(i)
+		line.Dashes = plotutil.Dashes(i)
+		line.Width = vg.Points(1.5)
+		p.Add(line)
+		p.Legend.Add(fmt.Sprintf("%s (%s)", row.Mode, row.Label), line)
+		curves++
+	}
+	if curves == 0 {
+		return errors.New("--plot: no applicable mode to plot")
+	}
+	// Curves rise from the left, so the top-left corner is the emptiest.
+	p.Legend.Top = true
+	p.Legend.Left = true
+	p.Legend.XOffs = vg.Points(12)
+	p.Legend.YOffs = -vg.Points(6)
+	p.Add(plotter.NewGrid())
+	p.BackgroundColor = color.White
+	p.Y.Max = math.Max(p.Y.Max, top*headroom) // room above the curves for the legend
+	if err := p.Save(8*vg.Inch, 5*vg.Inch, file); err != nil {
+		return fmt.Errorf("--plot %s: %w", file, err)
+	}
+	return nil
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/dptrain/dptrain/train"
+)
+
+func init() { subcommands = append(subcommands, newTrainCmd) }
+
+func newTrainCmd(a *app) *cobra.Command {
+	var (
+		config string
+		sets   []string
+		resume bool
+		asJSON bool
+		noProg bool
+	)
+	cmd := &cobra.Command{
+		Use:   "train",
+		Short: "Train a model privately from a YAML config, with ε reported after every step",
+		Long: `Train a model from a YAML config (see configs/quickstart.yaml for every key). The live
+accountants listed in privacy.accountants report ε after every step in the progress bar and in
+metrics.jsonl / metrics.csv; training stops before the step that would exceed
+privacy.target_epsilon. The output directory receives checkpoint.dpt (atomic, every
+training.checkpoint_every steps), model.dpm (the final model), summary.json and config.yaml.`,
+		Example: `  dptrain train --config configs/quickstart.yaml
+  dptrain train --config configs/fmnist-cnn-dpsgd.yaml --set training.epochs=1 --json
+  dptrain train --config configs/quickstart.yaml --resume`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if config == "" {
+				return fmt.Errorf("--config FILE is required (start from configs/quickstart.yaml)")
+			}
+			cfg, err := train.LoadConfig(config, sets)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			opts := train.Options{Log: a.log, Resume: resume}
+			if !noProg {
+				opts.Progress = a.errw
+				if f, ok := a.errw.(*os.File); ok {
+					opts.Terminal = term.IsTerminal(int(f.Fd()))
+				}
+			}
+			t, err := train.New(ctx, cfg, opts)
+			if err != nil {
+				return err
+			}
+			sum, err := t.Run(ctx)
+			if err != nil {
+				return err
+			}
+			return printSummary(cmd, sum, asJSON)
+		},
+	}
+	cmd.Flags().StringVar(&config, "config", "", "YAML config file")
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a config key: --set optimizer.learning_rate=0.1 (repeatable)")
+	cmd.Flags().BoolVar(&resume, "resume", false, "continue from the checkpoint in output.dir (ε continues, never resets)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	cmd.Flags().BoolVar(&noProg, "no-progress", false, "do not draw the progress bar")
+	return cmd
+}
+
+func printSummary(cmd *cobra.Command, s *train.Summary, asJSON bool) error {
+	out := cmd.OutOrStdout()
+	if asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(s)
+	}
+	fmt.Fprintf(out, "%s: %s on %s, %s\n", s.Name, s.Algorithm, s.Dataset, s.Model)
+	fmt.Fprintf(out, "test accuracy %.4f (loss %.4f) after %d/%d steps (%.2f epochs, q = %.5g, σ = %.5g, C = %g)\n",
+		s.TestAccuracy, s.TestLoss, s.Steps, s.PlannedSteps, s.Epochs, s.SampleRate, s.NoiseMultiplier, s.ClipNorm)
+	if s.StoppedEarly != "" {
+		fmt.Fprintln(out, s.StoppedEarly)
+	}
+	if len(s.Epsilon) > 0 {
+		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "accountant\tε\tδ\tlabel\n")
+		for _, e := range s.Epsilon {
+			if e.Error != "" {
+				fmt.Fprintf(tw, "%s\tn/a\t%g\t\t(%s)\n", e.Mode, e.Delta, e.Error)
+				continue
+			}
+			fmt.Fprintf(tw, "%s\t%.4f\t%g\t%s\n", e.Mode, e.Epsilon, e.Delta, e.Label)
+		}
+		tw.Flush()
+	} else {
+		fmt.Fprintln(out, "non-private run: no privacy guarantee")
+	}
+	if s.Reproducible {
+		fmt.Fprintln(out, "WARNING: a seed was set; this run is reproducible and not for release")
+	}
+	fmt.Fprintf(out, "%.1f s, %.1f ms/step (blas %s); model: %s\n", s.WallSec, s.MsPerStep, s.BLAS, s.ModelFile)
+	return nil
+}

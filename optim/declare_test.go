@@ -1,0 +1,77 @@
+package optim
+
+import (
+	"math"
+	"reflect"
+	"testing"
+
+	"github.com/dptrain/dptrain/accounting"
+)
+
+// Declare must predict exactly the records Step then releases.
+func TestDeclareMatchesStep(t *testing.T) {
+	const n, d, k = 40, 3, 4
+	lc, err := SoftmaxLangevinConstants(1, k, 0.1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newModel := func() *softmaxModel { return newSoftmaxModel(d, k) }
+	mk := func(t *testing.T, name string) (Optimizer, BatchInfo, int) {
+		noise := NewSeededNoise(1)
+		switch name {
+		case "dpsgd":
+			o, err := NewDPSGD(DPSGDConfig{NoiseMultiplier: 1.3, ClipNorm: 0.5, Schedule: mustStepDecay(t, 0.1, 0.5, 2)}, noise)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return o, BatchInfo{Sampling: accounting.Poisson, SampleRate: 0.25, DatasetSize: n}, 10
+		case "modelmix":
+			o, err := NewModelMix(ModelMixConfig{NoiseMultiplier: 1.1, ClipNorm: 1, LinfParts: 4, Schedule: Constant{0.05}, MixRatio: 2}, noise)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return o, BatchInfo{Sampling: accounting.Poisson, SampleRate: 0.25, DatasetSize: n}, 10
+		default:
+			o, err := NewDPSGLD(DPSGLDConfig{Sigma: 0.7, Constants: lc, Schedule: LangevinDecreasing{Smoothness: lc.Smoothness, StrongConvexity: lc.StrongConvexity}}, noise)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return o, BatchInfo{Sampling: accounting.WithoutReplacement, BatchSize: 8, DatasetSize: n}, 8
+		}
+	}
+	for _, name := range []string{"dpsgd", "modelmix", "dpsgld"} {
+		o, info, bs := mk(t, name)
+		m := newModel()
+		if s, ok := o.(*DPSGLD); ok {
+			s.Init(m.Params())
+		}
+		for step := 0; step < 5; step++ {
+			want, err := o.(Declarer).Declare(info)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			b := syntheticBatch(bs, d, NewSeededNoise(uint64(step)))
+			for i := range b.Y {
+				b.Y[i] %= k
+			}
+			res, err := o.Step(m, b, info)
+			if err != nil {
+				t.Fatalf("%s step %d: %v", name, step, err)
+			}
+			if !reflect.DeepEqual(want, res.Records) {
+				t.Errorf("%s step %d: declared %+v, released %+v", name, step, want, res.Records)
+			}
+			if math.IsNaN(res.Records[0].NoiseMultiplier) {
+				t.Fatalf("%s: NaN", name)
+			}
+		}
+	}
+}
+
+func mustStepDecay(t *testing.T, rate, gamma float64, every int) StepDecay {
+	s, err := NewStepDecay(rate, gamma, every)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

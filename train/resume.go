@@ -1,0 +1,92 @@
+package train
+
+import (
+	"fmt"
+
+	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/optim"
+)
+
+// declare returns the records the next step will release.
+func (t *Trainer) declare(info optim.BatchInfo) ([]accounting.Step, error) {
+	d, ok := t.opt.(optim.Declarer)
+	if !ok {
+		return nil, fmt.Errorf("optimizer %T cannot declare its next step, so the privacy target cannot be enforced", t.opt)
+	}
+	return d.Declare(info)
+}
+
+// checkpoint writes the run's state atomically.
+func (t *Trainer) checkpoint(path string, step int) error {
+	c := &Checkpoint{
+		Header: CheckpointHeader{Step: step, ConfigHash: t.hash, NoiseMultiplier: t.sigma},
+		Vectors: map[string][]float32{
+			"params": t.model.Params(),
+		},
+	}
+	if t.live != nil {
+		c.Header.Ledger = t.live.Ledger()
+	}
+	if s, ok := t.opt.(checkpointer); ok {
+		vecs, scalars := s.State()
+		for k, v := range vecs {
+			c.Vectors["optim/"+k] = v
+		}
+		c.Header.State = scalars
+	}
+	return SaveCheckpoint(path, c)
+}
+
+// restore loads the checkpoint at path into the model, the optimizer and the accountants, and
+// returns the number of steps it had completed.
+func (t *Trainer) restore(path string) (int, error) {
+	c, err := LoadCheckpoint(path)
+	if err != nil {
+		return 0, err
+	}
+	if c.Header.ConfigHash != t.hash {
+		return 0, fmt.Errorf("checkpoint %s was written by a run with a different config (hash %s, this config %s): resume with the same config, or start a new run in another output.dir",
+			path, c.Header.ConfigHash, t.hash)
+	}
+	if c.Header.NoiseMultiplier != t.sigma {
+		return 0, fmt.Errorf("checkpoint %s was written with noise multiplier %g, this run has %g: resume with the same config", path, c.Header.NoiseMultiplier, t.sigma)
+	}
+	switch t.sampler.Scheme() {
+	case data.SchemeShuffled, data.SchemeShuffledOnce:
+		if t.live != nil {
+			return 0, fmt.Errorf("resuming a private run with %s sampling is not supported: the batch partition is not stored, and a new one would change the privacy analysis; restart the run, or use poisson or without-replacement sampling", t.sampler.Scheme())
+		}
+	}
+	p := c.Vectors["params"]
+	if len(p) != len(t.model.Params()) {
+		return 0, fmt.Errorf("checkpoint %s holds %d parameters, the model has %d", path, len(p), len(t.model.Params()))
+	}
+	copy(t.model.Params(), p)
+	if s, ok := t.opt.(checkpointer); ok {
+		vecs := map[string][]float32{}
+		for k, v := range c.Vectors {
+			if len(k) > 6 && k[:6] == "optim/" {
+				vecs[k[6:]] = v
+			}
+		}
+		if err := s.Restore(vecs, c.Header.State); err != nil {
+			return 0, fmt.Errorf("checkpoint %s: %w", path, err)
+		}
+	} else if c.Header.Step > 0 {
+		return 0, fmt.Errorf("optimizer %T cannot restore its state, so the run cannot be resumed exactly", t.opt)
+	}
+	if t.live != nil {
+		if err := t.live.Replay(c.Header.Ledger); err != nil {
+			return 0, err
+		}
+	}
+	return c.Header.Step, nil
+}
+
+// checkpointer is implemented by optimizers whose state (momentum, Adam moments, the previous
+// iterate, step counters) must survive a resume.
+type checkpointer interface {
+	State() (vectors map[string][]float32, scalars map[string]float64)
+	Restore(vectors map[string][]float32, scalars map[string]float64) error
+}

@@ -1,0 +1,139 @@
+package train
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/optim"
+)
+
+// loadData finds, reads and preprocesses the configured dataset.
+func loadData(ctx context.Context, cfg *Config, seed uint64) (*data.Dataset, *data.Split, *data.Split, error) {
+	loc := &data.Locator{Dir: cfg.Data.Dir, Seed: seed}
+	ds, err := loc.Load(ctx, cfg.Data.Dataset)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if ds.Train.Len() == 0 {
+		return nil, nil, nil, fmt.Errorf("dataset %s at %s has no training split (only test files were found): point data.dir at a directory with the training files, or run dptrain data download --dataset %s",
+			ds.Name, ds.Source, ds.Name)
+	}
+	if ds.Classes < 2 {
+		return nil, nil, nil, fmt.Errorf("dataset %s is not a classification dataset (classes = %d)", ds.Name, ds.Classes)
+	}
+	if err := ds.Normalize(cfg.Data.Normalize); err != nil {
+		return nil, nil, nil, err
+	}
+	if r := cfg.Data.FeatureNorm; r > 0 {
+		if err := ds.BoundNorm(r); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	train := ds.Train.Head(cfg.Data.TrainSubset)
+	test := ds.Test.Head(cfg.Data.TestSubset)
+	return ds, train, test, nil
+}
+
+// modelSpec maps the config's model section onto a models.Spec for the dataset's shape.
+func modelSpec(cfg ModelConfig, ds *data.Dataset) models.Spec {
+	if cfg.Preset != "" {
+		return models.Spec{Kind: cfg.Preset, Classes: ds.Classes}
+	}
+	s := models.Spec{Kind: cfg.Kind, Classes: ds.Classes, Hidden: cfg.Hidden, Activation: cfg.Activation}
+	if cfg.Bias != nil && !*cfg.Bias {
+		s.NoBias = true
+	}
+	switch cfg.Kind {
+	case "cnn":
+		s.Input = append([]int(nil), ds.Shape...)
+		for _, l := range cfg.Layers {
+			s.Layers = append(s.Layers, models.LayerSpec{Type: l.Type, Out: l.Out, Kernel: l.Kernel, Stride: l.Stride, Padding: l.Padding, Groups: l.Groups})
+		}
+	default:
+		s.Input = []int{ds.Dim()}
+	}
+	return s
+}
+
+// checkModelFits reports a model whose input does not match the data.
+func checkModelFits(m models.Model, ds *data.Dataset) error {
+	d := 1
+	for _, x := range m.InputShape() {
+		d *= x
+	}
+	if d != ds.Dim() || m.Classes() != ds.Classes {
+		return fmt.Errorf("model %s takes inputs %v with %d classes, but %s has examples %v with %d classes: choose a model for this dataset",
+			m.Name(), m.InputShape(), m.Classes(), ds.Name, ds.Shape, ds.Classes)
+	}
+	return nil
+}
+
+// schedule builds the learning-rate schedule for total steps.
+func schedule(o OptimizerConfig, total int) (optim.Schedule, error) {
+	switch o.Schedule.Kind {
+	case "step":
+		return optim.NewStepDecay(o.LearningRate, o.Schedule.Gamma, o.Schedule.StepEvery)
+	case "cosine":
+		return optim.NewCosine(o.LearningRate, o.Schedule.MinRate, total, o.Schedule.WarmupSteps)
+	default:
+		return optim.Constant{Rate: o.LearningRate}, nil
+	}
+}
+
+// updateRule builds the post-processing rule applied to the private gradient.
+func updateRule(o OptimizerConfig) (optim.UpdateRule, error) {
+	switch o.Update {
+	case "momentum", "nesterov":
+		return optim.NewMomentum(o.Momentum, o.Update == "nesterov", o.WeightDecay)
+	case "adam":
+		return optim.NewAdam(o.Beta1, o.Beta2, o.AdamEps, o.WeightDecay, true)
+	default:
+		return optim.NewSGD(o.WeightDecay)
+	}
+}
+
+// plannedSteps is the number of steps the config asks for: training.steps, or epochs passes
+// over n examples (⌈E/q⌉ steps under Poisson sampling, E × steps-per-epoch otherwise).
+func plannedSteps(t TrainingConfig, s data.Sampler) int {
+	if t.Steps > 0 {
+		return t.Steps
+	}
+	if s.Scheme() == data.SchemePoisson {
+		return int(math.Ceil(t.Epochs/s.SampleRate() - 1e-9))
+	}
+	return int(math.Ceil(t.Epochs*float64(s.StepsPerEpoch()) - 1e-9))
+}
+
+// batchInfo declares how a batch was drawn, from the sampler's public settings.
+func batchInfo(s data.Sampler, bi data.BatchInfo, fixed int) optim.BatchInfo {
+	info := optim.BatchInfo{
+		Sampling:    accounting.Sampling(s.Scheme()),
+		SampleRate:  s.SampleRate(),
+		DatasetSize: s.DatasetSize(),
+		BatchIndex:  bi.BatchIndex,
+	}
+	if s.Scheme() != data.SchemePoisson {
+		info.BatchSize = fixed
+	}
+	return info
+}
+
+// accountingRun declares the run-level settings the accountants check.
+func accountingRun(cfg *Config, opt interface{ UpdateRule() string }, n int, sgld *optim.LangevinConstants) accounting.Run {
+	if sgld != nil {
+		r := sgld.Run(n)
+		r.LastIterateOnly = cfg.Privacy.Release == "final"
+		return r
+	}
+	return accounting.Run{
+		LastIterateOnly: cfg.Privacy.Release == "final",
+		UpdateRule:      opt.UpdateRule(),
+		DatasetSize:     n,
+		Convexity:       accounting.NonConvex,
+		Lipschitz:       cfg.Optimizer.ClipNorm,
+	}
+}

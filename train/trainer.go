@@ -1,0 +1,405 @@
+package train
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"gopkg.in/yaml.v3"
+
+	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/optim"
+)
+
+// Options are the run-time settings of a training run that are not part of its config.
+type Options struct {
+	// Log receives progress and warnings; nil discards them.
+	Log *logrus.Logger
+	// Progress receives the progress bar; nil draws none. Terminal redraws it in place.
+	Progress io.Writer
+	Terminal bool
+	// Resume continues from the checkpoint in the output directory.
+	Resume bool
+	// Hooks run after the built-in ones, after every step.
+	Hooks []Hook
+}
+
+// Files in a run's output directory.
+const (
+	CheckpointFile = "checkpoint.dpt"
+	ModelFile      = "model.dpm"
+	SummaryFile    = "summary.json"
+	ConfigFile     = "config.yaml"
+)
+
+// Trainer is one configured training run.
+type Trainer struct {
+	cfg   *Config
+	opts  Options
+	log   *logrus.Logger
+	ds    *data.Dataset
+	train *data.Split
+	test  *data.Split
+
+	model   *models.Network
+	opt     optim.Optimizer
+	noise   *optim.Noise
+	sampler data.Sampler
+	live    *Live
+	sigma   float64
+	total   int
+	hash    string
+}
+
+// New prepares a run: it loads the data, builds the model and optimizer, calibrates the noise
+// if asked, and checks that every configured accountant covers the run — all before any
+// training step, so that a misconfigured run fails at once.
+func New(ctx context.Context, cfg *Config, opts Options) (*Trainer, error) {
+	t := &Trainer{cfg: cfg, opts: opts, log: opts.Log}
+	if t.log == nil {
+		t.log = logrus.New()
+		t.log.SetOutput(io.Discard)
+	}
+	h, err := configHash(cfg)
+	if err != nil {
+		return nil, err
+	}
+	t.hash = h
+
+	if cfg.Seed != nil {
+		t.noise = optim.NewSeededNoise(*cfg.Seed)
+		t.log.Warnf("seed %d is set: sampling and noise are reproducible, so this run is NOT private and must not be released", *cfg.Seed)
+	} else if t.noise, err = optim.NewNoise(); err != nil {
+		return nil, err
+	}
+	var dataSeed uint64
+	if cfg.Seed != nil {
+		dataSeed = *cfg.Seed
+	}
+	if t.ds, t.train, t.test, err = loadData(ctx, cfg, dataSeed); err != nil {
+		return nil, err
+	}
+	t.log.Infof("data: %s from %s: %d training, %d test examples of shape %v", t.ds.Name, t.ds.Source, t.train.Len(), t.test.Len(), t.ds.Shape)
+
+	// Initialisation uses its own stream so that it never shares randomness with the noise.
+	if t.model, err = models.New(modelSpec(cfg.Model, t.ds), t.noise.Split().Rand()); err != nil {
+		return nil, err
+	}
+	if err := checkModelFits(t.model, t.ds); err != nil {
+		return nil, err
+	}
+	n := t.train.Len()
+	o := cfg.Optimizer
+	if o.BatchSize > n {
+		return nil, fmt.Errorf("optimizer.batch_size %d exceeds the %d training examples", o.BatchSize, n)
+	}
+	if t.sampler, err = data.NewSampler(data.Scheme(o.Sampling), n, o.BatchSize, 0, t.noise.Split().Rand()); err != nil {
+		return nil, err
+	}
+	t.total = plannedSteps(cfg.Training, t.sampler)
+	sched, err := schedule(o, t.total)
+	if err != nil {
+		return nil, err
+	}
+
+	if err := t.buildOptimizer(sched); err != nil {
+		return nil, err
+	}
+	t.log.Infof("model %s: %d parameters; %s with %s updates, %d steps (q = %.6g)", t.model.Name(), len(t.model.Params()),
+		o.Algorithm, t.opt.UpdateRule(), t.total, t.sampler.SampleRate())
+	return t, nil
+}
+
+// buildOptimizer resolves σ (calibrating it when auto), builds the optimizer and the live
+// accountants.
+func (t *Trainer) buildOptimizer(sched optim.Schedule) error {
+	cfg, o := t.cfg, t.cfg.Optimizer
+	n := t.train.Len()
+	var sgld *optim.LangevinConstants
+	switch o.Algorithm {
+	case AlgorithmSGD, AlgorithmDPSGD, AlgorithmModelMix:
+	case AlgorithmDPSGLD:
+		spec := t.model.Spec()
+		if spec.Kind != "logreg" {
+			return fmt.Errorf("dp-sgld: its guarantee needs a strongly convex loss: use model.kind logreg (got %s)", t.model.Name())
+		}
+		c, err := optim.SoftmaxLangevinConstants(cfg.Data.FeatureNorm, t.ds.Classes, o.SGLD.Regularization, !spec.NoBias)
+		if err != nil {
+			return err
+		}
+		if o.SGLD.Radius > 0 {
+			c.Radius = o.SGLD.Radius
+			c.Lipschitz = c.DataLipschitz + c.StrongConvexity*c.Radius
+		}
+		if err := c.Validate(); err != nil {
+			return err
+		}
+		sgld = &c
+	}
+
+	// The run-level declaration does not depend on σ, so the accountants can be checked now.
+	t.sigma = o.NoiseMultiplier.Value
+	private := o.Algorithm != AlgorithmSGD
+	if private && o.NoiseMultiplier.Auto {
+		sigma, err := t.calibrate(sgld)
+		if err != nil {
+			return err
+		}
+		t.sigma = sigma
+		t.log.Infof("calibrated noise multiplier σ = %.6g for ε = %g (δ = %g, %s) over %d steps",
+			sigma, cfg.Privacy.TargetEpsilon, cfg.Privacy.Delta, cfg.Privacy.StopAccountant, t.total)
+	}
+	var err error
+	switch o.Algorithm {
+	case AlgorithmSGD, AlgorithmDPSGD:
+		rule, rerr := updateRule(o)
+		if rerr != nil {
+			return rerr
+		}
+		clip := o.ClipNorm
+		if !private {
+			clip = math.Inf(1)
+			t.sigma = 0
+		}
+		t.opt, err = optim.NewDPSGD(optim.DPSGDConfig{NoiseMultiplier: t.sigma, ClipNorm: clip, Rule: rule, Schedule: sched}, t.noise)
+	case AlgorithmModelMix:
+		rule, rerr := optim.NewSGD(o.WeightDecay)
+		if rerr != nil {
+			return rerr
+		}
+		t.opt, err = optim.NewModelMix(optim.ModelMixConfig{NoiseMultiplier: t.sigma, ClipNorm: o.ClipNorm,
+			LinfParts: o.ModelMix.LinfParts, Schedule: sched, MixRatio: o.ModelMix.Gap, Rule: rule}, t.noise)
+	case AlgorithmDPSGLD:
+		if !o.SGLD.Decreasing {
+			if lr := o.LearningRate; lr >= 1/sgld.Smoothness {
+				return fmt.Errorf("dp-sgld: learning_rate %g must be below 1/β = %g (seed-001 Lemma 3.3; β = R_x²/2 + λ from data.feature_norm): lower it, or set optimizer.dp_sgld.decreasing", lr, 1/sgld.Smoothness)
+			}
+		} else {
+			sched = optim.LangevinDecreasing{Smoothness: sgld.Smoothness, StrongConvexity: sgld.StrongConvexity}
+		}
+		var s *optim.DPSGLD
+		s, err = optim.NewDPSGLD(optim.DPSGLDConfig{Sigma: t.sigma, Constants: *sgld, Schedule: sched, PlannedSteps: t.total}, t.noise)
+		if err == nil {
+			s.Init(t.model.Params())
+			t.opt = s
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if !private {
+		return nil
+	}
+	t.live, err = NewLive(cfg.Privacy.Accountants, accountingRun(cfg, t.opt, n, sgld))
+	return err
+}
+
+// Run trains to the end (or to the privacy target) and returns the summary. It writes the
+// final model, a checkpoint, metrics and summary.json into the output directory.
+func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
+	cfg := t.cfg
+	out := cfg.Output.Dir
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, err
+	}
+	start := 0
+	ckptPath := filepath.Join(out, CheckpointFile)
+	if t.opts.Resume {
+		s, err := t.restore(ckptPath)
+		if err != nil {
+			return nil, err
+		}
+		start = s
+		t.log.Infof("resumed from %s at step %d/%d", ckptPath, start, t.total)
+	} else if _, err := os.Stat(ckptPath); err == nil {
+		return nil, fmt.Errorf("%s already holds a checkpoint: pass --resume to continue that run, or set output.dir to a new directory", out)
+	}
+	if err := writeFileAtomic(filepath.Join(out, ConfigFile), func(w io.Writer) error { return yaml.NewEncoder(w).Encode(cfg) }); err != nil {
+		return nil, err
+	}
+
+	modes := cfg.Privacy.Accountants
+	if t.live == nil {
+		modes = nil
+	}
+	metrics, err := OpenMetrics(out, modes, start, 1)
+	if err != nil {
+		return nil, err
+	}
+	defer metrics.Close()
+	hooks := []Hook{metrics}
+	if t.opts.Progress != nil {
+		hooks = append(hooks, NewProgress(t.opts.Progress, t.opts.Terminal, cfg.Training.LogEvery))
+	}
+	hooks = append(hooks, t.opts.Hooks...)
+
+	d := t.train.D
+	maxBatch := t.cfg.Optimizer.BatchSize
+	if t.sampler.Scheme() == data.SchemePoisson {
+		// A Poisson batch exceeds its mean by many standard deviations only with negligible
+		// probability; the buffer grows if it ever does.
+		maxBatch = int(float64(maxBatch) + 8*math.Sqrt(float64(maxBatch)) + 16)
+	}
+	x := make([]float32, maxBatch*d)
+	y := make([]int32, maxBatch)
+	idx := make([]int, 0, maxBatch)
+
+	began := time.Now()
+	var stopped string
+	step := start
+	for step < t.total {
+		if err := ctx.Err(); err != nil {
+			stopped = "interrupted: " + err.Error()
+			break
+		}
+		idxs, bi := t.sampler.Next(idx[:0])
+		info := batchInfo(t.sampler, bi, t.cfg.Optimizer.BatchSize)
+		if t.live != nil && cfg.Privacy.TargetEpsilon > 0 {
+			next, err := t.declare(info)
+			if err != nil {
+				return nil, err
+			}
+			over, eps, err := t.live.WouldOvershoot(next, cfg.Privacy.StopAccountant, cfg.Privacy.TargetEpsilon, cfg.Privacy.Delta)
+			if err != nil {
+				return nil, err
+			}
+			if over {
+				stopped = fmt.Sprintf("stopped before step %d: it would raise ε[%s] to %.4f, above the target %g", step+1, cfg.Privacy.StopAccountant, eps, cfg.Privacy.TargetEpsilon)
+				t.log.Info(stopped)
+				break
+			}
+		}
+		if len(idxs) > len(y) {
+			x = make([]float32, len(idxs)*d)
+			y = make([]int32, len(idxs))
+		}
+		if err := t.train.Gather(idxs, x, y); err != nil {
+			return nil, err
+		}
+		batch := models.Batch{X: x[:len(idxs)*d], Y: y[:len(idxs)], N: len(idxs)}
+		res, err := t.opt.Step(t.model, batch, info)
+		if err != nil {
+			return nil, fmt.Errorf("step %d: %w (the last good checkpoint is %s)", step+1, err, ckptPath)
+		}
+		step++
+		si := &StepInfo{Step: step, TotalSteps: t.total, Epoch: float64(step) * t.sampler.SampleRate(),
+			BatchSize: res.Stats.N, LearningRate: res.StepSize, Records: res.Records, ElapsedSec: time.Since(began).Seconds()}
+		if res.Stats.N > 0 {
+			si.Loss = res.Stats.Loss / float64(res.Stats.N)
+			si.Accuracy = float64(res.Stats.Correct) / float64(res.Stats.N)
+		}
+		if math.IsNaN(si.Loss) || math.IsInf(si.Loss, 0) || !finite(t.model.Params()) {
+			return nil, fmt.Errorf("step %d: the training loss is %v (parameters diverged): lower optimizer.learning_rate or clip_norm; the last good checkpoint is %s", step, si.Loss, ckptPath)
+		}
+		if t.live != nil {
+			if err := t.live.Compose(res.Records); err != nil {
+				return nil, fmt.Errorf("step %d: %w", step, err)
+			}
+			si.Privacy = t.live.Snapshot(cfg.Privacy.Delta)
+		}
+		if e := cfg.Training.EvalEvery; e > 0 && step%e == 0 && step != t.total {
+			ev, err := t.Evaluate()
+			if err != nil {
+				return nil, err
+			}
+			si.Test = &ev
+		}
+		for _, h := range hooks {
+			if err := h.AfterStep(si); err != nil {
+				return nil, fmt.Errorf("step %d: %w", step, err)
+			}
+		}
+		if c := cfg.Training.CheckpointEvery; c > 0 && step%c == 0 {
+			if err := t.checkpoint(ckptPath, step); err != nil {
+				return nil, err
+			}
+		}
+	}
+	wall := time.Since(began).Seconds()
+	if err := t.checkpoint(ckptPath, step); err != nil {
+		return nil, err
+	}
+	ev, err := t.Evaluate()
+	if err != nil {
+		return nil, err
+	}
+	modelPath := filepath.Join(out, ModelFile)
+	if err := models.Save(modelPath, t.model); err != nil {
+		return nil, err
+	}
+	sum := &Summary{
+		Name: cfg.Name, Algorithm: cfg.Optimizer.Algorithm, Dataset: t.ds.Name, Model: t.model.Name(),
+		TestAccuracy: ev.Accuracy, TestLoss: ev.Loss, Steps: step, PlannedSteps: t.total,
+		Epochs: float64(step) * t.sampler.SampleRate(), SampleRate: t.sampler.SampleRate(),
+		BatchSize: cfg.Optimizer.BatchSize, DatasetSize: t.train.Len(), NoiseMultiplier: t.sigma,
+		ClipNorm: cfg.Optimizer.ClipNorm, StoppedEarly: stopped, WallSec: wall,
+		Reproducible: cfg.Seed != nil, BLAS: models.BLAS(), ModelFile: modelPath, OutputDir: out,
+	}
+	if step > start {
+		sum.MsPerStep = 1000 * wall / float64(step-start)
+	}
+	if t.live != nil {
+		sum.Delta, sum.TargetEpsilon = cfg.Privacy.Delta, cfg.Privacy.TargetEpsilon
+		sum.Epsilon = t.live.Snapshot(cfg.Privacy.Delta)
+	}
+	if err := writeFileAtomic(filepath.Join(out, SummaryFile), func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(sum)
+	}); err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+// Evaluate returns the loss and accuracy of the current model on the test split.
+func (t *Trainer) Evaluate() (Evaluation, error) {
+	if t.test.Len() == 0 {
+		return Evaluation{}, nil
+	}
+	s, err := t.model.Evaluate(models.Batch{X: t.test.X[:t.test.N*t.test.D], Y: t.test.Y[:t.test.N], N: t.test.N})
+	if err != nil {
+		return Evaluation{}, err
+	}
+	return Evaluation{Loss: s.Loss / float64(s.N), Accuracy: float64(s.Correct) / float64(s.N), N: s.N}, nil
+}
+
+// Model returns the model being trained.
+func (t *Trainer) Model() models.Model { return t.model }
+
+// PlannedSteps returns the number of steps the run will take unless stopped early.
+func (t *Trainer) PlannedSteps() int { return t.total }
+
+// NoiseMultiplier returns σ (after calibration).
+func (t *Trainer) NoiseMultiplier() float64 { return t.sigma }
+
+func finite(v []float32) bool {
+	for _, x := range v {
+		if x-x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// configHash identifies the parts of a config that a resumed run must share with the run that
+// wrote the checkpoint: everything but the cadences of evaluation, checkpoints and logging.
+func configHash(cfg *Config) (string, error) {
+	c := *cfg
+	c.Training.EvalEvery, c.Training.CheckpointEvery, c.Training.LogEvery = 0, 0, 0
+	b, err := json.Marshal(c)
+	if err != nil {
+		return "", err
+	}
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:8]), nil
+}
