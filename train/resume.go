@@ -28,7 +28,7 @@ func (t *Trainer) checkpoint(path string, step int) error {
 	if t.live != nil {
 		c.Header.Ledger = t.live.Ledger()
 	}
-	if s, ok := t.opt.(checkpointer); ok {
+	if s, ok := t.opt.(optim.Checkpointer); ok {
 		vecs, scalars := s.State()
 		for k, v := range vecs {
 			c.Vectors["optim/"+k] = v
@@ -63,7 +63,7 @@ func (t *Trainer) restore(path string) (int, error) {
 		return 0, fmt.Errorf("checkpoint %s holds %d parameters, the model has %d", path, len(p), len(t.model.Params()))
 	}
 	copy(t.model.Params(), p)
-	if s, ok := t.opt.(checkpointer); ok {
+	if s, ok := t.opt.(optim.Checkpointer); ok {
 		vecs := map[string][]float32{}
 		for k, v := range c.Vectors {
 			if len(k) > 6 && k[:6] == "optim/" {
@@ -82,11 +82,4 @@ func (t *Trainer) restore(path string) (int, error) {
 		}
 	}
 	return c.Header.Step, nil
-}
-
-// checkpointer is implemented by optimizers whose state (momentum, Adam moments, the previous
-// iterate, step counters) must survive a resume.
-type checkpointer interface {
-	State() (vectors map[string][]float32, scalars map[string]float64)
-	Restore(vectors map[string][]float32, scalars map[string]float64) error
 }
