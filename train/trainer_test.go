@@ -1,0 +1,213 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/accounting/rdp"
+	"github.com/dptrain/dptrain/models"
+)
+
+// synthetic is a small run on the synthetic mixture (4800 examples of 20 features), fast
+// enough for unit tests.
+const synthetic = `
+name: synth
+seed: 3
+data:
+  dataset: synthetic-mixture
+  normalize: none
+model:
+  kind: mlp
+  hidden: [16]
+  activation: tanh
+optimizer:
+  algorithm: dp-sgd
+  update: momentum
+  momentum: 0.9
+  learning_rate: 0.2
+  batch_size: 240
+  clip_norm: 1
+  noise_multiplier: 1.0
+privacy:
+  delta: 1.0e-5
+  accountants: [rdp]
+training:
+  steps: 30
+  checkpoint_every: 10
+`
+
+func newTrainer(t *testing.T, overrides ...string) (*Trainer, *Config) {
+	t.Helper()
+	overrides = append(overrides, "output.dir="+t.TempDir())
+	cfg, err := ParseConfig([]byte(synthetic), overrides)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := New(context.Background(), cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr, cfg
+}
+
+func TestTrainLearnsAndReportsEpsilon(t *testing.T) {
+	tr, _ := newTrainer(t)
+	sum, err := tr.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Steps != 30 || sum.TestAccuracy < 0.5 {
+		t.Errorf("steps %d, accuracy %v: want 30 steps and well above chance (0.2)", sum.Steps, sum.TestAccuracy)
+	}
+	// ε must equal an independent RDP computation of 30 Poisson steps with q = 240/4800, σ = 1.
+	a, _ := rdp.New(accounting.Run{})
+	a.Compose(accounting.Step{Mechanism: accounting.Gaussian, Sampling: accounting.Poisson, NoiseMultiplier: 1, SampleRate: 0.05, Count: 30})
+	want, _ := a.Epsilon(1e-5)
+	if len(sum.Epsilon) != 1 || math.Abs(sum.Epsilon[0].Epsilon-want.Epsilon) > 1e-12 || sum.Epsilon[0].Label != accounting.Certified {
+		t.Errorf("ε %+v, want %v certified", sum.Epsilon, want.Epsilon)
+	}
+	if _, err := models.Load(sum.ModelFile); err != nil {
+		t.Errorf("final model does not load: %v", err)
+	}
+}
+
+func TestStopsBeforeTarget(t *testing.T) {
+	tr, cfg := newTrainer(t, "privacy.target_epsilon=4", "training.steps=400")
+	sum, err := tr.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Steps == 0 || sum.Steps >= 400 || sum.StoppedEarly == "" {
+		t.Fatalf("ran %d steps (stopped: %q), want an early stop", sum.Steps, sum.StoppedEarly)
+	}
+	eps := func(steps int) float64 {
+		a, _ := rdp.New(accounting.Run{})
+		a.Compose(accounting.Step{Mechanism: accounting.Gaussian, Sampling: accounting.Poisson, NoiseMultiplier: 1, SampleRate: 0.05, Count: steps})
+		g, _ := a.Epsilon(cfg.Privacy.Delta)
+		return g.Epsilon
+	}
+	if e := eps(sum.Steps); e > 4 {
+		t.Errorf("ε after %d steps = %v exceeds the target", sum.Steps, e)
+	}
+	if e := eps(sum.Steps + 1); e <= 4 {
+		t.Errorf("stopped at %d steps though one more gives ε = %v ≤ target", sum.Steps, e)
+	}
+}
+
+func TestAutoNoiseMeetsTarget(t *testing.T) {
+	tr, _ := newTrainer(t, "privacy.target_epsilon=2", "optimizer.noise_multiplier=auto", "training.steps=50")
+	sum, err := tr.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Steps != 50 || sum.Epsilon[0].Epsilon > 2 || sum.Epsilon[0].Epsilon < 1.99 {
+		t.Errorf("calibrated run: %d steps, ε = %v (σ = %v), want 50 steps at ε just below 2", sum.Steps, sum.Epsilon[0].Epsilon, sum.NoiseMultiplier)
+	}
+}
+
+var errCrash = errors.New("simulated crash")
+
+// A crash after step 15 leaves the step-10 checkpoint; resuming continues from step 10 with
+// the privacy ledger replayed, and ends where an uninterrupted run ends: same ε and, with a
+// seed, the same parameters as a run whose noise restarts at that checkpoint.
+func TestResumeContinuesLedger(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := ParseConfig([]byte(synthetic), []string{"output.dir=" + dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crash := HookFunc(func(s *StepInfo) error {
+		if s.Step == 15 {
+			return errCrash
+		}
+		return nil
+	})
+	tr, err := New(context.Background(), cfg, Options{Hooks: []Hook{crash}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Run(context.Background()); !errors.Is(err, errCrash) {
+		t.Fatalf("error %v, want the simulated crash", err)
+	}
+	ck, err := LoadCheckpoint(filepath.Join(dir, CheckpointFile))
+	if err != nil || ck.Header.Step != 10 {
+		t.Fatalf("checkpoint after crash: %v, step %d; want step 10", err, ck.Header.Step)
+	}
+	if _, err := New(context.Background(), cfg, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := New(context.Background(), cfg, Options{})
+	if _, err := again.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "--resume") {
+		t.Errorf("a second run into the same directory without --resume: %v, want a refusal naming --resume", err)
+	}
+	res, _ := New(context.Background(), cfg, Options{Resume: true})
+	sum, err := res.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := newTrainer(t)
+	want, err := ref.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Steps != 30 || sum.Epsilon[0].Epsilon != want.Epsilon[0].Epsilon {
+		t.Errorf("resumed run: %d steps, ε = %v; uninterrupted: 30 steps, ε = %v", sum.Steps, sum.Epsilon[0].Epsilon, want.Epsilon[0].Epsilon)
+	}
+	ck, _ = LoadCheckpoint(filepath.Join(dir, CheckpointFile))
+	if n := ck.Header.Ledger[0].Count; len(ck.Header.Ledger) != 1 || n != 30 {
+		t.Errorf("ledger %+v, want one run of 30 steps", ck.Header.Ledger)
+	}
+
+	// A changed config is refused.
+	other, _ := ParseConfig([]byte(synthetic), []string{"output.dir=" + dir, "optimizer.clip_norm=2"})
+	tr2, _ := New(context.Background(), other, Options{Resume: true})
+	if _, err := tr2.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "different config") {
+		t.Errorf("resume with another config: %v", err)
+	}
+}
+
+func TestSeedReproducible(t *testing.T) {
+	run := func() []float32 {
+		tr, _ := newTrainer(t, "training.steps=5")
+		if _, err := tr.Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return slices.Clone(tr.Model().Params())
+	}
+	if !slices.Equal(run(), run()) {
+		t.Error("two runs with the same seed differ")
+	}
+}
+
+func TestDivergenceStopsWithCheckpointKept(t *testing.T) {
+	tr, cfg := newTrainer(t, "optimizer.learning_rate=1e30", "optimizer.clip_norm=1e30", "optimizer.noise_multiplier=1e-30", "training.checkpoint_every=1")
+	_, err := tr.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "step") {
+		t.Fatalf("error %v, want a divergence error naming the step", err)
+	}
+	if !strings.Contains(err.Error(), "checkpoint") {
+		t.Errorf("error %q does not point at the last good checkpoint", err)
+	}
+	if ck, err := LoadCheckpoint(filepath.Join(cfg.Output.Dir, CheckpointFile)); err == nil {
+		if !finite(ck.Vectors["params"]) {
+			t.Error("the kept checkpoint holds non-finite parameters")
+		}
+	}
+}
+
+func TestInapplicableAccountantRefusedBeforeTraining(t *testing.T) {
+	cfg, _ := ParseConfig([]byte(synthetic), []string{"output.dir=" + t.TempDir(), "privacy.accountants=[sgld]"})
+	if _, err := New(context.Background(), cfg, Options{}); err == nil || !strings.Contains(err.Error(), "sgld") {
+		t.Errorf("sgld on a momentum MLP run: %v, want a refusal naming it", err)
+	}
+	cfg, _ = ParseConfig([]byte(synthetic), []string{"output.dir=" + t.TempDir(), "privacy.target_epsilon=0.0001", "optimizer.noise_multiplier=auto", "training.steps=100000"})
+	if _, err := New(context.Background(), cfg, Options{}); err == nil || !strings.Contains(err.Error(), "unreachable") {
+		t.Errorf("impossible target: %v", err)
+	}
+}
