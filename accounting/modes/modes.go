@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/accounting/gdp"
 	"github.com/dptrain/dptrain/accounting/mbcd"
 	"github.com/dptrain/dptrain/accounting/modelmix"
 	"github.com/dptrain/dptrain/accounting/rdp"
@@ -20,6 +21,7 @@ type Factory func(accounting.Run) (accounting.Accountant, error)
 // registry lists every mode; adding a family is one line.
 var registry = map[string]Factory{
 	"rdp":               func(r accounting.Run) (accounting.Accountant, error) { return rdp.New(r) },
+	"gdp":               func(r accounting.Run) (accounting.Accountant, error) { return gdp.New(r) },
 	"modelmix":          func(r accounting.Run) (accounting.Accountant, error) { return modelmix.New(r) },
 	"sgld":              func(r accounting.Run) (accounting.Accountant, error) { return sgld.New(r) },
 	"sgld-conservative": func(r accounting.Run) (accounting.Accountant, error) { return sgld.NewConservative(r) },

@@ -1,0 +1,53 @@
+package gdp
+
+import (
+	"math"
+	"testing"
+
+	"github.com/dptrain/dptrain/accounting"
+)
+
+func TestMuAndEpsilon(t *testing.T) {
+	a, _ := New(accounting.Run{})
+	q, sigma, T := 256.0/60000, 1.1, 14062
+	if err := a.Compose(accounting.Step{Mechanism: accounting.Gaussian, Sampling: accounting.Poisson, NoiseMultiplier: sigma, SampleRate: q, Count: T}); err != nil {
+		t.Fatal(err)
+	}
+	// μ by hand: q·√T·√(e^{1/σ²} − 1).
+	want := q * math.Sqrt(float64(T)) * math.Sqrt(math.Exp(1/(sigma*sigma))-1)
+	if math.Abs(a.Mu()-want) > 1e-12 {
+		t.Errorf("μ = %v, want %v", a.Mu(), want)
+	}
+	g, err := a.Epsilon(1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The returned ε solves δ(ε) = 1e-5 from above.
+	if d := Delta(a.Mu(), g.Epsilon); d > 1e-5 || Delta(a.Mu(), g.Epsilon*(1-1e-9)) <= 1e-5 {
+		t.Errorf("ε = %v: δ(ε) = %v", g.Epsilon, d)
+	}
+	if g.Label != accounting.Approximate {
+		t.Errorf("label %v for a subsampled run", g.Label)
+	}
+}
+
+// For full batch, μ-GDP with μ = 1/σ is exactly the Gaussian mechanism, whose (ε, δ) curve is
+// Balle & Wang (2018), Theorem 8: δ = Φ(1/(2σ) − εσ) − e^ε Φ(−1/(2σ) − εσ).
+func TestFullBatchIsAnalyticGaussian(t *testing.T) {
+	for _, sigma := range []float64{0.5, 1, 3, 10} {
+		a, _ := New(accounting.Run{})
+		a.Compose(accounting.Step{Mechanism: accounting.Gaussian, Sampling: accounting.FullBatch, NoiseMultiplier: sigma, SampleRate: 1})
+		g, _ := a.Epsilon(1e-5)
+		bw := normCDF(1/(2*sigma)-g.Epsilon*sigma) - math.Exp(g.Epsilon)*normCDF(-1/(2*sigma)-g.Epsilon*sigma)
+		if math.Abs(bw-1e-5) > 1e-9 || g.Label != accounting.Certified {
+			t.Errorf("σ = %v: ε = %v gives Balle–Wang δ = %v (label %v)", sigma, g.Epsilon, bw, g.Label)
+		}
+	}
+}
+
+func TestRefuses(t *testing.T) {
+	a, _ := New(accounting.Run{})
+	if err := a.Compose(accounting.Step{Mechanism: accounting.Gaussian, Sampling: accounting.ShuffledOnce, NoiseMultiplier: 1, SampleRate: 0.1}); err == nil {
+		t.Error("shuffled accepted")
+	}
+}
