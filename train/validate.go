@@ -62,7 +62,7 @@ func (c *Config) setDefaults() {
 		case AlgorithmDPSGLD:
 			p.Accountants = []string{"sgld", "rdp"}
 		default:
-			p.Accountants = []string{"rdp", "pld"}
+			p.Accountants = []string{"rdp", "gdp"}
 		}
 	}
 	if p.Release == "" {
