@@ -52,9 +52,6 @@ func (c *Config) setDefaults() {
 		o.AdamEps = 1e-8
 	}
 	p := &c.Privacy
-	if p.Delta == 0 && o.Algorithm != AlgorithmSGD {
-		p.Delta = 1e-5
-	}
 	if len(p.Accountants) == 0 && o.Algorithm != AlgorithmSGD {
 		switch o.Algorithm {
 		case AlgorithmModelMix:
@@ -139,7 +136,9 @@ func (c *Config) Validate() error {
 	private := o.Algorithm != AlgorithmSGD
 	p := c.Privacy
 	if private {
-		if !(p.Delta > 0 && p.Delta < 1) {
+		if p.Delta == 0 {
+			bad("privacy.delta is missing or 0: set δ below 1/n, e.g. privacy.delta: 1.0e-5")
+		} else if !(p.Delta > 0 && p.Delta < 1) {
 			bad("privacy.delta = %v: must be in (0, 1), typically below 1/n (e.g. 1e-5)", p.Delta)
 		}
 		if p.TargetEpsilon < 0 || math.IsInf(p.TargetEpsilon, 0) || math.IsNaN(p.TargetEpsilon) {

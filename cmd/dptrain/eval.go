@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/models"
+)
+
+func init() { subcommands = append(subcommands, newEvalCmd) }
+
+func newEvalCmd(a *app) *cobra.Command {
+	var model, dataset, dir, normalize string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "eval",
+		Short:   "Evaluate a saved model on a dataset's test split",
+		Example: `  dptrain eval --model runs/quickstart/model.dpm --dataset fashion-mnist`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if model == "" || dataset == "" {
+				return fmt.Errorf("--model FILE and --dataset NAME are required")
+			}
+			nw, err := models.Load(model)
+			if err != nil {
+				return err
+			}
+			ds, err := (&data.Locator{Dir: dir}).Load(context.Background(), dataset)
+			if err != nil {
+				return err
+			}
+			if err := ds.Normalize(normalize); err != nil {
+				return err
+			}
+			if ds.Test.Len() == 0 {
+				return fmt.Errorf("dataset %s at %s has no test split", ds.Name, ds.Source)
+			}
+			s, err := nw.Evaluate(models.Batch{X: ds.Test.X, Y: ds.Test.Y, N: ds.Test.N})
+			if err != nil {
+				return fmt.Errorf("%s on %s: %w (was the model trained on this dataset?)", model, dataset, err)
+			}
+			acc, loss := float64(s.Correct)/float64(s.N), s.Loss/float64(s.N)
+			if asJSON {
+				b, _ := json.Marshal(map[string]any{"model": model, "dataset": ds.Name, "source": ds.Source, "test": s.N, "accuracy": acc, "loss": loss})
+				fmt.Fprintln(cmd.OutOrStdout(), string(b))
+				return nil
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s on %s (%d test examples from %s): accuracy %.4f, loss %.4f\n", nw.Name(), ds.Name, s.N, ds.Source, acc, loss)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&model, "model", "", "model file written by dptrain train (model.dpm)")
+	cmd.Flags().StringVar(&dataset, "dataset", "", "dataset name")
+	cmd.Flags().StringVar(&dir, "dir", "", "directory holding the dataset's files")
+	cmd.Flags().StringVar(&normalize, "normalize", "standard", "normalisation the model was trained with: standard, unit or none")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const synthConfig = `
+name: cli
+seed: 1
+data: {dataset: synthetic-mixture, normalize: none}
+model: {kind: mlp, hidden: [8]}
+optimizer: {algorithm: dp-sgd, learning_rate: 0.2, batch_size: 240, clip_norm: 1, noise_multiplier: 1}
+privacy: {delta: 1.0e-5, accountants: [rdp, gdp]}
+training: {steps: 20}
+`
+
+// train --json, then eval of the saved model, then the errors users meet most.
+func TestTrainAndEvalCommands(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.yaml")
+	os.WriteFile(cfg, []byte(synthConfig), 0o644)
+	out, _, err := runDptrain(t, "train", "--config", cfg, "--set", "output.dir="+filepath.Join(dir, "run"), "--json", "--no-progress")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		TestAccuracy    float64 `json:"test_accuracy"`
+		Steps           int     `json:"steps"`
+		Epochs          float64 `json:"epochs"`
+		NoiseMultiplier float64 `json:"noise_multiplier"`
+		ModelFile       string  `json:"model_file"`
+		Epsilon         []struct {
+			Mode, Label string
+			Epsilon     float64
+		} `json:"epsilon"`
+	}
+	if err := json.Unmarshal([]byte(out), &sum); err != nil {
+		t.Fatalf("summary is not JSON: %v\n%s", err, out)
+	}
+	if sum.Steps != 20 || sum.NoiseMultiplier != 1 || len(sum.Epsilon) != 2 || sum.Epsilon[0].Label != "certified" || !(sum.Epsilon[0].Epsilon > 0) {
+		t.Errorf("summary %+v", sum)
+	}
+	out, _, err = runDptrain(t, "eval", "--model", sum.ModelFile, "--dataset", "synthetic-mixture", "--normalize", "none", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev struct{ Accuracy float64 }
+	json.Unmarshal([]byte(out), &ev)
+	if ev.Accuracy != sum.TestAccuracy {
+		t.Errorf("eval accuracy %v, training summary %v", ev.Accuracy, sum.TestAccuracy)
+	}
+
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte(synthConfig+"trianing: {}\n"), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"train"}, "--config FILE is required"},
+		{[]string{"train", "--config", bad}, "field trianing not found"},
+		{[]string{"train", "--config", cfg, "--set", "privacy.delta=0"}, "privacy.delta"},
+		{[]string{"eval", "--model", filepath.Join(dir, "nope.dpm"), "--dataset", "synthetic-mixture"}, "nope.dpm"},
+	} {
+		if _, _, err := runDptrain(t, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+func TestAccountCommands(t *testing.T) {
+	out, _, err := runDptrain(t, "account", "--accountant", "rdp", "--sample-rate", "0.0042666666666666667", "--noise-multiplier", "1.1", "--epochs", "60", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g struct {
+		Accountant string
+		Epsilon    float64
+		Order      float64
+		Label      string
+		Steps      int
+	}
+	if err := json.Unmarshal([]byte(out), &g); err != nil {
+		t.Fatal(err)
+	}
+	if g.Accountant != "rdp" || g.Steps != 14063 || g.Epsilon < 2.57 || g.Epsilon > 2.6 || g.Order == 0 || g.Label != "certified" {
+		t.Errorf("%+v", g)
+	}
+	out, _, err = runDptrain(t, "account", "calibrate", "--accountant", "rdp", "--target-epsilon", "3", "--sample-rate", "0.0341333", "--steps", "1172", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		NoiseMultiplier float64 `json:"noise_multiplier"`
+		Epsilon         float64
+	}
+	json.Unmarshal([]byte(out), &c)
+	if c.Epsilon > 3 || c.Epsilon < 2.99 || c.NoiseMultiplier < 1.8 || c.NoiseMultiplier > 2.1 {
+		t.Errorf("calibrate: %+v", c)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"account", "--sample-rate", "1.5", "--noise-multiplier", "1", "--steps", "3"}, "--sample-rate"},
+		{[]string{"account", "--sample-rate", "0.1", "--noise-multiplier", "0", "--steps", "3"}, "--noise-multiplier"},
+		{[]string{"account", "--sample-rate", "0.1", "--noise-multiplier", "1", "--steps", "3", "--delta", "1"}, "--delta"},
+		{[]string{"account", "--sample-rate", "0.1", "--noise-multiplier", "1", "--steps", "-2"}, "steps"},
+		{[]string{"account", "calibrate", "--target-epsilon", "1e-6", "--sample-rate", "0.5", "--steps", "100000"}, "unreachable"},
+	} {
+		if _, _, err := runDptrain(t, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
