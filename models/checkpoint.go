@@ -126,6 +126,7 @@ func Save(path string, nw *Network) (err error) {
 	if err != nil {
 		return fmt.Errorf("models: saving parameters: %w", err)
 	}
+	f.Chmod(0o644) // a model is meant to be shared; CreateTemp makes it private
 	defer func() {
 		if err != nil {
 			f.Close()
