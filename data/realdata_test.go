@@ -8,10 +8,22 @@ import (
 	"testing"
 )
 
+// mnistT10kDir is the real MNIST test set in the shared folder beside the checkout
+// ($DPTRAIN_SHARED, which the Makefile sets, or ../shared from the repository root).
+var mnistT10kDir = sharedData("mnist-t10k")
+
+var skipNoMNIST = "MNIST test set not found at " + mnistT10kDir + " (the shared data beside the project)"
+
+func sharedData(name string) string {
+	root := os.Getenv("DPTRAIN_SHARED")
+	if root == "" {
+		root = filepath.Join("..", "..", "shared")
+	}
+	return filepath.Join(root, "data", name)
+}
+
 const (
-	mnistT10kDir    = "/work/shared/data/mnist-t10k"
 	fashionDebian   = "/usr/share/datasets/fashion-mnist"
-	skipNoMNIST     = "MNIST test set not found at " + mnistT10kDir + " (the shared data beside the project)"
 	skipNoFashion   = "Fashion-MNIST not found at " + fashionDebian + " (install Debian's dataset-fashion-mnist)"
 	realDataEpsilon = 5e-4
 )

@@ -65,7 +65,11 @@ func TestDataInspectFashionMNIST(t *testing.T) {
 }
 
 func TestDataInspectMNISTTestOnly(t *testing.T) {
-	const dir = "/work/shared/data/mnist-t10k"
+	root := os.Getenv("DPTRAIN_SHARED")
+	if root == "" {
+		root = filepath.Join("..", "..", "..", "shared")
+	}
+	dir := filepath.Join(root, "data", "mnist-t10k")
 	if _, err := os.Stat(dir); err != nil {
 		t.Skip("MNIST test set not found at " + dir)
 	}
