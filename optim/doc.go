@@ -28,6 +28,15 @@
 // example the sampler's. Gaussian noise is drawn with a ziggurat in float64 and rounded to
 // float32; the usual caveat about floating-point noise (Mironov 2012) applies.
 //
+// # Resuming
+//
+// DPSGD, ModelMix and DPSGLD implement Checkpointer: State returns the step counter (which
+// drives the schedule, so a resumed run continues at η_k) and the update rule's buffers or
+// ModelMix's previous iterate; Restore checks and loads them. A seeded Noise saves its position
+// with MarshalBinary and resumes with UnmarshalBinary; a secure one refuses to be saved, and a
+// resumed secure run draws a fresh stream with NewNoise. With the parameters, the state and the
+// noise restored, a resumed run is bit-identical to one that never stopped.
+//
 // # Run-level declarations
 //
 // Optimizer.UpdateRule and Optimizer.Stateful give accounting.Run's UpdateRule and tell the

@@ -95,6 +95,9 @@ func (o *DPSGD) Step(m GradientOracle, b Batch, info BatchInfo) (Result, error) 
 		return Result{}, err
 	}
 	params := m.Params()
+	if err := o.checkRuleLen(len(params)); err != nil {
+		return Result{}, err
+	}
 	o.grad = resize(o.grad, len(params))
 	var st Stats
 	if b.N > 0 {

@@ -1,8 +1,10 @@
 package optim
 
 import (
+	"bytes"
 	crand "crypto/rand"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -49,7 +51,10 @@ func NewSeededNoise(seed uint64) *Noise {
 }
 
 func newNoise(seed [32]byte, reproducible bool) *Noise {
-	src := rand.NewChaCha8(seed)
+	return newNoiseFrom(rand.NewChaCha8(seed), reproducible)
+}
+
+func newNoiseFrom(src *rand.ChaCha8, reproducible bool) *Noise {
 	return &Noise{src: src, rng: rand.New(src), reproducible: reproducible, workers: runtime.GOMAXPROCS(0)}
 }
 
@@ -114,4 +119,47 @@ func (n *Noise) AddGaussian(dst []float32, std float64) {
 func (n *Noise) FillGaussian(dst []float32, std float64) {
 	clear(dst)
 	n.AddGaussian(dst, std)
+}
+
+// noiseStateMagic opens a marshalled Noise, so that other bytes are refused.
+const noiseStateMagic = "dptrain/optim noise v1:"
+
+// MarshalBinary implements encoding.BinaryMarshaler for a reproducible (seeded) stream: the
+// bytes fix every later draw, so a seeded run restored with UnmarshalBinary resumes with the
+// same noise, mixing weights and, through Rand, the same choices as if it had never stopped.
+// Streams derived earlier by Split are separate and must be saved on their own.
+//
+// It refuses a secure stream from NewNoise: anyone holding its state could predict the noise of
+// every later step and subtract it from the released model. A resumed secure run draws a fresh
+// stream with NewNoise, which is as private as the original one.
+func (n *Noise) MarshalBinary() ([]byte, error) {
+	if n.src == nil {
+		return nil, errors.New("optim: the noise stream is not initialised: create it with NewNoise or NewSeededNoise")
+	}
+	if !n.reproducible {
+		return nil, errors.New("optim: refusing to save a secure noise stream: whoever reads its state can predict the noise of every later step; on resume draw a fresh stream with NewNoise")
+	}
+	return n.src.AppendBinary([]byte(noiseStateMagic))
+}
+
+// UnmarshalBinary implements encoding.BinaryUnmarshaler: it replaces n's stream by the one
+// MarshalBinary saved, which continues where the saved stream stopped; a *rand.Rand obtained
+// from n.Rand before follows it. The result is reproducible. A zero Noise may be used:
+// var n optim.Noise; err := n.UnmarshalBinary(b).
+func (n *Noise) UnmarshalBinary(data []byte) error {
+	rest, ok := bytes.CutPrefix(data, []byte(noiseStateMagic))
+	if !ok {
+		return errors.New("optim: the bytes are not a saved noise stream (MarshalBinary's output): the checkpoint is damaged or from another program")
+	}
+	src := new(rand.ChaCha8)
+	if err := src.UnmarshalBinary(rest); err != nil {
+		return fmt.Errorf("optim: the saved noise stream is damaged: %w", err)
+	}
+	if n.src == nil {
+		*n = *newNoiseFrom(src, true)
+		return nil
+	}
+	*n.src = *src // generators from n.Rand() follow the restored stream
+	n.reproducible = true
+	return nil
 }

@@ -1,106 +1,353 @@
 package optim
 
 import (
+	"maps"
+	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dptrain/dptrain/accounting"
 )
 
-// Stopping after k steps, saving, restoring into a fresh optimizer and continuing must give
-// bit-identical parameters to an uninterrupted run (same batches and noise stream).
+// resumable is an optimizer under test with what its run needs besides the batches.
+type resumable struct {
+	opt  Checkpointer
+	step func(m GradientOracle, b Batch) (Result, error)
+}
+
+// TestStateRestoreIsExact stops a seeded run after half its steps, saves the optimizer's state,
+// the parameters and the noise stream as a checkpoint would (copies, the stream as bytes),
+// builds everything afresh from those copies and finishes the run. The parameters must be
+// bit-identical to those of the run that never stopped. Two controls show that the test can
+// fail: resuming without Restore, and resuming one step later in the schedule, both differ.
 func TestStateRestoreIsExact(t *testing.T) {
-	const d, k, n = 4, 3, 60
-	info := BatchInfo{Sampling: accounting.Poisson, SampleRate: 0.2, DatasetSize: n}
-	rules := map[string]func() UpdateRule{
-		"sgd":      func() UpdateRule { r, _ := NewSGD(0.01); return r },
-		"momentum": func() UpdateRule { r, _ := NewMomentum(0.9, true, 0); return r },
-		"adam":     func() UpdateRule { r, _ := NewAdam(0.9, 0.999, 1e-8, 0.01, true); return r },
+	const d, classes, steps, stop = 4, 3, 8, 4
+	poisson := BatchInfo{Sampling: accounting.Poisson, SampleRate: 0.2, DatasetSize: 60}
+	wor := BatchInfo{Sampling: accounting.WithoutReplacement, BatchSize: 12, DatasetSize: 60}
+	langevin, err := SoftmaxLangevinConstants(2, classes, 0.1, true)
+	if err != nil {
+		t.Fatal(err)
 	}
-	build := map[string]func(rule UpdateRule, noise *Noise) Optimizer{
-		"dpsgd": func(rule UpdateRule, noise *Noise) Optimizer {
-			o, err := NewDPSGD(DPSGDConfig{NoiseMultiplier: 1, ClipNorm: 1, Rule: rule, Schedule: mustStepDecay(t, 0.1, 0.5, 3)}, noise)
+	dpsgd := func(rule func() UpdateRule) func(t *testing.T, noise *Noise) resumable {
+		return func(t *testing.T, noise *Noise) resumable {
+			o, err := NewDPSGD(DPSGDConfig{NoiseMultiplier: 1, ClipNorm: 1, Rule: rule(), Schedule: mustStepDecay(t, 0.2, 0.5, 3)}, noise)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return o
-		},
-		"modelmix": func(_ UpdateRule, noise *Noise) Optimizer {
-			o, err := NewModelMix(ModelMixConfig{NoiseMultiplier: 1, ClipNorm: 1, LinfParts: 2, Schedule: Constant{0.1}, MixRatio: 1}, noise)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return o
-		},
-	}
-	batches := make([]Batch, 8)
-	for i := range batches {
-		batches[i] = syntheticBatch(12, d, NewSeededNoise(uint64(100+i)))
-		for j := range batches[i].Y {
-			batches[i].Y[j] %= k
+			return resumable{o, func(m GradientOracle, b Batch) (Result, error) { return o.Step(m, b, poisson) }}
 		}
 	}
-	for oname, mk := range build {
-		for rname, rule := range rules {
-			if oname == "modelmix" && rname != "sgd" {
-				continue
+	for _, tc := range []struct {
+		name string
+		// build returns a fresh optimizer drawing from noise; init prepares a fresh run's
+		// parameters (DP-SGLD's Init) and is skipped on resume.
+		build func(t *testing.T, noise *Noise) resumable
+		init  func(o Checkpointer, params []float32)
+	}{
+		{name: "dpsgd/sgd", build: dpsgd(func() UpdateRule { r, _ := NewSGD(0.01); return r })},
+		{name: "dpsgd/momentum", build: dpsgd(func() UpdateRule { r, _ := NewMomentum(0.9, false, 0.01); return r })},
+		{name: "dpsgd/nesterov", build: dpsgd(func() UpdateRule { r, _ := NewMomentum(0.9, true, 0); return r })},
+		{name: "dpsgd/adam", build: dpsgd(func() UpdateRule { r, _ := NewAdam(0.9, 0.999, 1e-8, 0, false); return r })},
+		{name: "dpsgd/adamw", build: dpsgd(func() UpdateRule { r, _ := NewAdam(0.8, 0.99, 1e-6, 0.01, true); return r })},
+		{name: "modelmix", build: func(t *testing.T, noise *Noise) resumable {
+			o, err := NewModelMix(ModelMixConfig{NoiseMultiplier: 1, ClipNorm: 1, LinfParts: 2, Schedule: mustStepDecay(t, 0.2, 0.5, 3), MixRatio: 1}, noise)
+			if err != nil {
+				t.Fatal(err)
 			}
-			// Uninterrupted.
-			noise := NewSeededNoise(7)
-			m := newSoftmaxModel(d, k)
-			o := mk(rule(), noise)
-			for _, b := range batches {
-				if _, err := o.Step(m, b, info); err != nil {
-					t.Fatal(err)
+			return resumable{o, func(m GradientOracle, b Batch) (Result, error) { return o.Step(m, b, poisson) }}
+		}},
+		{name: "dpsgld", build: func(t *testing.T, noise *Noise) resumable {
+			o, err := NewDPSGLD(DPSGLDConfig{Sigma: 0.5, Constants: langevin, Schedule: LangevinDecreasing{langevin.Smoothness, langevin.StrongConvexity}}, noise)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return resumable{o, func(m GradientOracle, b Batch) (Result, error) { return o.Step(m, b, wor) }}
+		}, init: func(o Checkpointer, params []float32) { o.(*DPSGLD).Init(params) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			batches := make([]Batch, steps)
+			for i := range batches {
+				batches[i] = syntheticBatch(12, d, NewSeededNoise(uint64(100+i)))
+				for j := range batches[i].Y {
+					batches[i].Y[j] %= classes
 				}
 			}
-			want := slices.Clone(m.Params())
+			run := func(o resumable, m GradientOracle, bs []Batch) {
+				t.Helper()
+				for _, b := range bs {
+					if _, err := o.step(m, b); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			start := func(noise *Noise) (resumable, *softmaxModel) {
+				o, m := tc.build(t, noise), newSoftmaxModel(d, classes)
+				if tc.init != nil {
+					tc.init(o.opt, m.params)
+				}
+				return o, m
+			}
 
-			// Interrupted after 4 steps.
-			noise = NewSeededNoise(7)
-			m2 := newSoftmaxModel(d, k)
-			o2 := mk(rule(), noise)
-			for _, b := range batches[:4] {
-				if _, err := o2.Step(m2, b, info); err != nil {
+			o, m := start(NewSeededNoise(7))
+			run(o, m, batches)
+			want := m.params
+
+			// The interrupted run, and its checkpoint taken after stop steps.
+			noise := NewSeededNoise(7)
+			o, m = start(noise)
+			run(o, m, batches[:stop])
+			vecs, sc := o.opt.State()
+			if got := sc["steps"]; got != stop {
+				t.Fatalf("State has steps = %v, want %d", got, stop)
+			}
+			savedVecs := map[string][]float32{}
+			for k, v := range vecs {
+				savedVecs[k] = slices.Clone(v)
+			}
+			savedScalars := maps.Clone(sc)
+			savedParams := slices.Clone(m.params)
+			savedNoise, err := noise.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			run(o, m, batches[stop:]) // the saved copies must not alias what the run goes on to change
+			if !slices.Equal(m.params, want) {
+				t.Fatal("the interrupted run itself diverged from the uninterrupted one")
+			}
+
+			// resume rebuilds the run from the checkpoint and finishes it; edit may change the
+			// restored scalars, restore=false skips Restore.
+			resume := func(restore bool, edit func(map[string]float64)) []float32 {
+				t.Helper()
+				var noise Noise
+				if err := noise.UnmarshalBinary(savedNoise); err != nil {
 					t.Fatal(err)
 				}
-			}
-			vecs, sc := o2.(Checkpointer).State()
-			saved := map[string][]float32{}
-			for key, v := range vecs {
-				saved[key] = slices.Clone(v)
-			}
-			params := slices.Clone(m2.Params())
-			m3 := newSoftmaxModel(d, k)
-			copy(m3.Params(), params)
-			o3 := mk(rule(), noise) // the noise stream continues where it was
-			if err := o3.(Checkpointer).Restore(saved, sc); err != nil {
-				t.Fatalf("%s/%s: %v", oname, rname, err)
-			}
-			for _, b := range batches[4:] {
-				if _, err := o3.Step(m3, b, info); err != nil {
-					t.Fatal(err)
+				o := tc.build(t, &noise)
+				m := newSoftmaxModel(d, classes)
+				copy(m.params, savedParams)
+				if restore {
+					vecs := map[string][]float32{}
+					for k, v := range savedVecs {
+						vecs[k] = slices.Clone(v)
+					}
+					sc := maps.Clone(savedScalars)
+					if edit != nil {
+						edit(sc)
+					}
+					if err := o.opt.Restore(vecs, sc); err != nil {
+						t.Fatal(err)
+					}
+				} else if tc.init != nil {
+					return nil // DP-SGLD refuses to step without Init or Restore
 				}
+				run(o, m, batches[stop:])
+				return m.params
 			}
-			if !slices.Equal(want, m3.Params()) {
-				t.Errorf("%s/%s: resumed parameters differ from the uninterrupted run", oname, rname)
+			if got := resume(true, nil); !slices.Equal(got, want) {
+				t.Errorf("resumed parameters differ from the uninterrupted run:\n got %v\nwant %v", got, want)
+			}
+			if got := resume(false, nil); got != nil && slices.Equal(got, want) {
+				t.Error("control: resuming without Restore gave the same parameters, so the test cannot detect a lost state")
+			}
+			if got := resume(true, func(sc map[string]float64) { sc["steps"]++ }); slices.Equal(got, want) {
+				t.Error("control: resuming one step later in the schedule gave the same parameters, so the test cannot detect a lost step count")
+			}
+		})
+	}
+}
+
+// TestRestoredScheduleContinues checks that a restored optimizer declares and takes step k with
+// η_k, computed here by hand from the schedules' formulas, not η_0.
+func TestRestoredScheduleContinues(t *testing.T) {
+	const k = 7
+	poisson := BatchInfo{Sampling: accounting.Poisson, SampleRate: 0.1, DatasetSize: 40}
+	c, err := SoftmaxLangevinConstants(1, 3, 0.5, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		opt  func(noise *Noise) (interface {
+			Checkpointer
+			Declarer
+			Optimizer
+		}, error)
+		info BatchInfo
+		want float64
+	}{
+		// 0.1·0.5^⌊7/3⌋ = 0.025.
+		{"dpsgd/step decay", func(noise *Noise) (interface {
+			Checkpointer
+			Declarer
+			Optimizer
+		}, error) {
+			return NewDPSGD(DPSGDConfig{NoiseMultiplier: 1, ClipNorm: 1, Schedule: StepDecay{0.1, 0.5, 3}}, noise)
+		}, poisson, 0.025},
+		// Warm-up 2 of 10 steps: 0.02 + 0.18·(1 + cos(π·5/8))/2.
+		{"modelmix/cosine", func(noise *Noise) (interface {
+			Checkpointer
+			Declarer
+			Optimizer
+		}, error) {
+			return NewModelMix(ModelMixConfig{NoiseMultiplier: 1, ClipNorm: 1, Schedule: Cosine{0.2, 0.02, 10, 2}, MixRatio: 1}, noise)
+		}, poisson, 0.02 + 0.09*(1+math.Cos(math.Pi*5/8))},
+		// 1/(2β + λ·7/2).
+		{"dpsgld/decreasing", func(noise *Noise) (interface {
+			Checkpointer
+			Declarer
+			Optimizer
+		}, error) {
+			return NewDPSGLD(DPSGLDConfig{Sigma: 1, Constants: c, Schedule: LangevinDecreasing{c.Smoothness, c.StrongConvexity}}, noise)
+		}, BatchInfo{Sampling: accounting.WithoutReplacement, BatchSize: 4, DatasetSize: 40}, 1 / (2*c.Smoothness + 0.5*7/2)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := tc.opt(NewSeededNoise(1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			model := newSoftmaxModel(2, 3)
+			sc := map[string]float64{"steps": k}
+			vecs := map[string][]float32{}
+			switch o.(type) {
+			case *DPSGLD:
+				sc["initialised"] = 1
+			case *ModelMix:
+				vecs["previous_iterate"] = make([]float32, len(model.params))
+			}
+			if err := o.Restore(vecs, sc); err != nil {
+				t.Fatal(err)
+			}
+			recs, err := o.Declare(tc.info)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := recs[0].StepSize; math.Abs(got-tc.want) > 1e-15 {
+				t.Errorf("declared step size %v, want η_%d = %v", got, k, tc.want)
+			}
+			b := Batch{X: []float32{0.5, -0.5, 0.1, 0.2, 0, 0.3, -0.2, 0.1}, Y: []int32{0, 1, 2, 1}, N: 4}
+			res, err := o.Step(model, b, tc.info)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.StepSize != recs[0].StepSize {
+				t.Errorf("step used η = %v, declared %v", res.StepSize, recs[0].StepSize)
+			}
+			if _, sc := o.State(); sc["steps"] != k+1 {
+				t.Errorf("after one more step State has steps = %v, want %d", sc["steps"], k+1)
+			}
+		})
+	}
+}
+
+func TestRestoreRefusals(t *testing.T) {
+	noise := NewSeededNoise(1)
+	mk := func(rule UpdateRule) Checkpointer {
+		o, err := NewDPSGD(DPSGDConfig{NoiseMultiplier: 1, ClipNorm: 1, Rule: rule, Schedule: Constant{0.1}}, noise)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	momentum, _ := NewMomentum(0.9, false, 0)
+	adam, _ := NewAdam(0.9, 0.999, 1e-8, 0, false)
+	mix, _ := NewModelMix(ModelMixConfig{NoiseMultiplier: 1, ClipNorm: 1, Schedule: Constant{0.1}, MixRatio: 1}, noise)
+	c, _ := SoftmaxLangevinConstants(1, 3, 0.5, true)
+	sgld, _ := NewDPSGLD(DPSGLDConfig{Sigma: 1, Constants: c}, noise)
+	type vecs = map[string][]float32
+	type scalars = map[string]float64
+	for _, tc := range []struct {
+		name string
+		opt  Checkpointer
+		vecs vecs
+		sc   scalars
+		want string // part of the error message; "" means Restore must succeed
+	}{
+		{"sgd/modelmix state", mk(nil), vecs{"previous_iterate": {1}}, scalars{"steps": 3}, `"previous_iterate"`},
+		{"sgd/no steps", mk(nil), nil, nil, "no step count"},
+		{"sgd/negative steps", mk(nil), nil, scalars{"steps": -1}, "not a non-negative integer"},
+		{"sgd/fractional steps", mk(nil), nil, scalars{"steps": 2.5}, "not a non-negative integer"},
+		{"sgd/NaN steps", mk(nil), nil, scalars{"steps": math.NaN()}, "not a non-negative integer"},
+		{"sgd/adam count", mk(nil), nil, scalars{"steps": 3, "adam_t": 3}, `"adam_t"`},
+		{"sgd/fresh", mk(nil), nil, scalars{"steps": 0}, ""},
+		{"momentum/no buffer", mk(momentum), nil, scalars{"steps": 3}, "no momentum buffer"},
+		{"momentum/adam state", mk(momentum), vecs{"adam_m": {1}, "adam_v": {1}}, scalars{"steps": 3, "adam_t": 3}, `"adam_m"`},
+		{"momentum/before first step", mk(momentum), vecs{}, scalars{"steps": 0}, ""},
+		{"momentum/ok", mk(momentum), vecs{"momentum": {1, 2}}, scalars{"steps": 3}, ""},
+		{"adam/momentum state", mk(adam), vecs{"momentum": {1}}, scalars{"steps": 3, "adam_t": 3}, `"momentum"`},
+		{"adam/no count", mk(adam), vecs{"adam_m": {1}, "adam_v": {1}}, scalars{"steps": 3}, "no Adam step count"},
+		{"adam/unequal moments", mk(adam), vecs{"adam_m": {1, 2}, "adam_v": {1}}, scalars{"steps": 3, "adam_t": 3}, "lengths 2 and 1"},
+		{"adam/count without moments", mk(adam), nil, scalars{"steps": 3, "adam_t": 3}, "damaged"},
+		{"adam/steps without moments", mk(adam), nil, scalars{"steps": 3, "adam_t": 0}, "no Adam moments"},
+		{"adam/ok", mk(adam), vecs{"adam_m": {1}, "adam_v": {1}}, scalars{"steps": 3, "adam_t": 3}, ""},
+		{"modelmix/no previous iterate", mix, nil, scalars{"steps": 2}, "no previous iterate"},
+		{"modelmix/momentum", mix, vecs{"momentum": {1}}, scalars{"steps": 2}, `"momentum"`},
+		{"modelmix/ok", mix, vecs{"previous_iterate": {1}}, scalars{"steps": 2}, ""},
+		{"dpsgld/vector", sgld, vecs{"momentum": {1}}, scalars{"steps": 2, "initialised": 1}, `"momentum"`},
+		{"dpsgld/no flag", sgld, nil, scalars{"steps": 2}, "no initialisation flag"},
+		{"dpsgld/steps before init", sgld, nil, scalars{"steps": 2, "initialised": 0}, "damaged"},
+		{"dpsgld/bad flag", sgld, nil, scalars{"steps": 0, "initialised": 2}, "damaged"},
+		{"dpsgld/ok", sgld, nil, scalars{"steps": 2, "initialised": 1}, ""},
+	} {
+		beforeV, beforeS := tc.opt.State()
+		beforeV, beforeS = maps.Clone(beforeV), maps.Clone(beforeS)
+		err := tc.opt.Restore(tc.vecs, tc.sc)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.want != "" && err == nil:
+			t.Errorf("%s: accepted", tc.name)
+		case tc.want != "" && !strings.Contains(err.Error(), tc.want):
+			t.Errorf("%s: error %q does not mention %s", tc.name, err, tc.want)
+		case tc.want != "":
+			// A refused Restore leaves the optimizer as it was.
+			afterV, afterS := tc.opt.State()
+			if !maps.EqualFunc(beforeV, afterV, slices.Equal) || !maps.Equal(beforeS, afterS) {
+				t.Errorf("%s: a refused Restore changed the state", tc.name)
 			}
 		}
 	}
 }
 
-func TestRestoreRefusesForeignState(t *testing.T) {
-	noise := NewSeededNoise(1)
-	sgd, _ := NewDPSGD(DPSGDConfig{NoiseMultiplier: 1, ClipNorm: 1, Schedule: Constant{0.1}}, noise)
-	if err := sgd.Restore(map[string][]float32{"previous_iterate": {1}}, map[string]float64{"steps": 3}); err == nil {
-		t.Error("DP-SGD accepted ModelMix state")
-	}
-	if err := sgd.Restore(nil, nil); err == nil {
-		t.Error("state without a step count accepted")
-	}
+// TestRestoredLengthMismatch: a buffer restored from a checkpoint of another model makes the
+// next step fail with an error, before the parameters change.
+func TestRestoredLengthMismatch(t *testing.T) {
+	poisson := BatchInfo{Sampling: accounting.Poisson, SampleRate: 0.5, DatasetSize: 8}
+	b := Batch{X: []float32{1, 0, 0, 1}, Y: []int32{0, 1}, N: 2}
+	momentum, _ := NewMomentum(0.9, false, 0)
 	adam, _ := NewAdam(0.9, 0.999, 1e-8, 0, false)
-	o, _ := NewDPSGD(DPSGDConfig{NoiseMultiplier: 1, ClipNorm: 1, Rule: adam, Schedule: Constant{0.1}}, noise)
-	if err := o.Restore(map[string][]float32{"momentum": {1}}, map[string]float64{"steps": 3}); err == nil {
-		t.Error("Adam accepted momentum state")
+	for _, tc := range []struct {
+		name string
+		opt  func() (Optimizer, error)
+		vecs map[string][]float32
+		sc   map[string]float64
+	}{
+		{"momentum", func() (Optimizer, error) {
+			return NewDPSGD(DPSGDConfig{NoiseMultiplier: 1, ClipNorm: 1, Rule: momentum, Schedule: Constant{0.1}}, NewSeededNoise(1))
+		}, map[string][]float32{"momentum": {1, 2, 3}}, map[string]float64{"steps": 1}},
+		{"adam", func() (Optimizer, error) {
+			return NewDPSGD(DPSGDConfig{NoiseMultiplier: 1, ClipNorm: 1, Rule: adam, Schedule: Constant{0.1}}, NewSeededNoise(1))
+		}, map[string][]float32{"adam_m": {1}, "adam_v": {1}}, map[string]float64{"steps": 1, "adam_t": 1}},
+		{"modelmix", func() (Optimizer, error) {
+			return NewModelMix(ModelMixConfig{NoiseMultiplier: 1, ClipNorm: 1, Schedule: Constant{0.1}, MixRatio: 1}, NewSeededNoise(1))
+		}, map[string][]float32{"previous_iterate": {1}}, map[string]float64{"steps": 1}},
+	} {
+		o, err := tc.opt()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := o.(Checkpointer).Restore(tc.vecs, tc.sc); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		m := newSoftmaxModel(2, 2)
+		m.params[0] = 0.5
+		before := slices.Clone(m.params)
+		if _, err := o.Step(m, b, poisson); err == nil || !strings.Contains(err.Error(), "6") {
+			t.Errorf("%s: step with a restored buffer of the wrong length: error %v, want one naming the 6 parameters", tc.name, err)
+		}
+		if !slices.Equal(before, m.params) {
+			t.Errorf("%s: the refused step changed the parameters", tc.name)
+		}
 	}
 }
