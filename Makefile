@@ -68,6 +68,8 @@ demo: build
 
 bench: build
 	$(GO) test $(TAGS) -run '^$$' -bench . -benchmem ./...
+	./$(BIN) bench throughput --model mlp --batch 256
+	./$(BIN) bench throughput --model cnn --batch 256
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
