@@ -70,6 +70,12 @@ bench: build
 	$(GO) test $(TAGS) -run '^$$' -bench . -benchmem ./...
 	./$(BIN) bench throughput --model mlp --batch 256
 	./$(BIN) bench throughput --model cnn --batch 256
+	@if [ "$(BLAS)" = openblas ]; then \
+		echo "bench: the same with the pure-Go BLAS"; \
+		$(GO) build -o bin/dptrain-gonum ./cmd/dptrain && \
+		bin/dptrain-gonum bench throughput --model mlp --batch 256 && \
+		bin/dptrain-gonum bench throughput --model cnn --batch 256; \
+	fi
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
