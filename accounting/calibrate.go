@@ -1,68 +1,134 @@
 package accounting
 
 import (
+	"errors"
 	"fmt"
 	"math"
 )
 
-// CalibrateNoise returns the smallest noise multiplier σ, to a relative tolerance of 1e-4, whose
-// ε = eps(σ) is at most target. eps must decrease in σ (every accountant here does). It
-// brackets by doubling or halving from σ = 1, then bisects geometrically, and returns the upper
-// end of the final bracket: the σ returned always meets the target. Targets that need σ above
-// 1e4 are reported as unreachable; targets met by σ below 1e-3 get the floor 2⁻¹⁰ ≈ 0.001.
-func CalibrateNoise(eps func(float64) (float64, error), target float64) (float64, error) {
-	const maxSigma, minSigma, tol = 1e4, 1e-3, 1e-4
-	meets := func(sigma float64) (bool, error) {
+// Calibration limits: the noise multipliers CalibrateNoise searches, and its tolerance.
+const (
+	// CalibrateMaxNoise is the largest σ tried; a target that needs more is unreachable.
+	CalibrateMaxNoise = 1e4
+	// CalibrateMinNoise is the floor: a target met by every σ at or below it gets σ ≈ 1e-3.
+	CalibrateMinNoise = 1e-3
+	// CalibrateTolerance is the relative width of the final bracket.
+	CalibrateTolerance = 1e-4
+)
+
+// CalibrateNoise returns the smallest noise multiplier σ, to a relative tolerance of 1e-4
+// (CalibrateTolerance), whose ε = eps(σ) is at most target. eps must decrease in σ (every
+// composition accountant's does). It brackets by doubling or halving from σ = 1, then bisects
+// geometrically, and returns the upper end of the final bracket, at which eps was evaluated
+// and met the target: the σ returned always meets it. A σ at which eps returns an error or a
+// non-finite ε counts as not meeting the target. Targets that need σ above 1e4 are reported
+// as unreachable (with the last error, if any); targets met by σ below 1e-3 get the floor
+// 2⁻¹⁰ ≈ 0.001.
+func CalibrateNoise(eps func(sigma float64) (float64, error), target float64) (float64, error) {
+	if !(target > 0) || math.IsInf(target, 0) {
+		return 0, fmt.Errorf("accounting: target ε %v must be a positive finite number", target)
+	}
+	var lastErr error
+	meets := func(sigma float64) bool {
 		e, err := eps(sigma)
+		if err == nil && (math.IsNaN(e) || math.IsInf(e, 0)) {
+			err = fmt.Errorf("ε(σ = %g) = %v", sigma, e)
+		}
 		if err != nil {
-			return false, err
+			lastErr = err
+			return false
 		}
-		if math.IsNaN(e) {
-			return false, fmt.Errorf("ε(σ = %g) is NaN", sigma)
-		}
-		return e <= target, nil
+		return e <= target
 	}
 	lo, hi := 1.0, 1.0
-	good, err := meets(hi)
-	if err != nil {
-		return 0, err
-	}
-	if good { // less noise may do: halve until it does not
+	if meets(hi) { // less noise may do: halve until it does not
 		for {
-			if lo <= minSigma {
+			if lo <= CalibrateMinNoise {
 				return lo, nil
 			}
 			lo /= 2
-			if good, err = meets(lo); err != nil {
-				return 0, err
-			}
-			if !good {
+			if !meets(lo) {
 				break
 			}
 			hi = lo
 		}
 	} else { // more noise is needed: double until it is enough
-		for !good {
-			if hi >= maxSigma {
-				e, _ := eps(hi)
-				return 0, fmt.Errorf("target ε = %g is unreachable: even σ = %g gives ε = %.4g; raise the target, use fewer steps or a lower sample rate", target, hi, e)
+		for {
+			if hi >= CalibrateMaxNoise {
+				msg := fmt.Sprintf("accounting: target ε = %g is unreachable: even σ = %g does not meet it; raise the target or δ, use fewer steps or a lower sample rate", target, hi)
+				if lastErr != nil {
+					return 0, fmt.Errorf("%s (last error: %w)", msg, lastErr)
+				}
+				return 0, errors.New(msg)
 			}
 			lo, hi = hi, 2*hi
-			if good, err = meets(hi); err != nil {
-				return 0, err
+			if meets(hi) {
+				break
 			}
 		}
 	}
-	for hi/lo-1 > tol {
+	for hi/lo-1 > CalibrateTolerance {
 		mid := math.Sqrt(lo * hi)
-		if good, err = meets(mid); err != nil {
-			return 0, err
-		}
-		if good {
+		if meets(mid) {
 			hi = mid
 		} else {
 			lo = mid
 		}
 	}
 	return hi, nil
+}
+
+// CalibrateStep returns the smallest noise multiplier (CalibrateNoise) for which the record
+// step, with its NoiseMultiplier (and NoiseStd = σ·Sensitivity when Sensitivity is set)
+// replaced, composed into a fresh accountant from newAccountant, meets (target, delta). It
+// returns σ with the guarantee re-checked at σ, which never exceeds the target.
+func CalibrateStep(newAccountant func() (Accountant, error), step Step, target, delta float64) (float64, Guarantee, error) {
+	if !(delta > 0 && delta < 1) {
+		return 0, Guarantee{}, fmt.Errorf("accounting: δ = %v is outside (0, 1)", delta)
+	}
+	at := func(sigma float64) (Guarantee, error) {
+		a, err := newAccountant()
+		if err != nil {
+			return Guarantee{}, err
+		}
+		s := step
+		s.NoiseMultiplier = sigma
+		if s.Sensitivity > 0 {
+			s.NoiseStd = sigma * s.Sensitivity
+		}
+		if err := a.Compose(s); err != nil {
+			return Guarantee{}, err
+		}
+		return a.Epsilon(delta)
+	}
+	// An accountant that refuses the step refuses it at every σ: say so now.
+	if _, err := at(1); err != nil {
+		var probe Step = step
+		probe.NoiseMultiplier = 1
+		if verr := probe.Validate(); verr != nil {
+			return 0, Guarantee{}, verr
+		}
+		a, aerr := newAccountant()
+		if aerr != nil {
+			return 0, Guarantee{}, aerr
+		}
+		if cerr := a.Compose(probe); cerr != nil {
+			return 0, Guarantee{}, cerr
+		}
+	}
+	sigma, err := CalibrateNoise(func(s float64) (float64, error) {
+		g, err := at(s)
+		return g.Epsilon, err
+	}, target)
+	if err != nil {
+		return 0, Guarantee{}, err
+	}
+	g, err := at(sigma)
+	if err != nil {
+		return 0, Guarantee{}, err
+	}
+	if g.Epsilon > target {
+		return 0, Guarantee{}, fmt.Errorf("accounting: calibration failed: σ = %g gives ε = %g above the target %g (ε is not monotone in σ for this accountant)", sigma, g.Epsilon, target)
+	}
+	return sigma, g, nil
 }

@@ -1,6 +1,9 @@
 package accounting
 
 import (
+	"errors"
+	"math"
+	"strings"
 	"testing"
 )
 
@@ -33,5 +36,21 @@ func TestCalibrateNoise(t *testing.T) {
 	}
 	if s, _ := CalibrateNoise(func(float64) (float64, error) { return 0, nil }, 1); s > 1e-3 {
 		t.Errorf("free target: σ = %v, want the floor 1e-3", s)
+	}
+}
+
+func TestCalibrateNoiseErrors(t *testing.T) {
+	failing := func(float64) (float64, error) { return 0, errors.New("boom") }
+	if _, err := CalibrateNoise(failing, 1); err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Errorf("want the accountant's error, got %v", err)
+	}
+	for _, target := range []float64{0, -1, math.NaN(), math.Inf(1)} {
+		if _, err := CalibrateNoise(func(float64) (float64, error) { return 0, nil }, target); err == nil {
+			t.Errorf("target %v accepted", target)
+		}
+	}
+	nan := func(float64) (float64, error) { return math.NaN(), nil }
+	if _, err := CalibrateNoise(nan, 1); err == nil {
+		t.Error("NaN ε accepted")
 	}
 }

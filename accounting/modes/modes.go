@@ -11,6 +11,7 @@ import (
 	"github.com/dptrain/dptrain/accounting/gdp"
 	"github.com/dptrain/dptrain/accounting/mbcd"
 	"github.com/dptrain/dptrain/accounting/modelmix"
+	"github.com/dptrain/dptrain/accounting/pld"
 	"github.com/dptrain/dptrain/accounting/rdp"
 	"github.com/dptrain/dptrain/accounting/sgld"
 )
@@ -22,6 +23,7 @@ type Factory func(accounting.Run) (accounting.Accountant, error)
 var registry = map[string]Factory{
 	"rdp":               func(r accounting.Run) (accounting.Accountant, error) { return rdp.New(r) },
 	"gdp":               func(r accounting.Run) (accounting.Accountant, error) { return gdp.New(r) },
+	"pld":               func(r accounting.Run) (accounting.Accountant, error) { return pld.New(r) },
 	"modelmix":          func(r accounting.Run) (accounting.Accountant, error) { return modelmix.New(r) },
 	"sgld":              func(r accounting.Run) (accounting.Accountant, error) { return sgld.New(r) },
 	"sgld-conservative": func(r accounting.Run) (accounting.Accountant, error) { return sgld.NewConservative(r) },

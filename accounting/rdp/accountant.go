@@ -21,7 +21,12 @@ type Accountant struct {
 	classic bool
 }
 
-type mechanism struct{ q, sigma float64 }
+// mechanism identifies a per-step RDP curve: the sampling analysis, q and the effective noise
+// multiplier (over the sensitivity of the relation the analysis uses).
+type mechanism struct {
+	withoutReplacement bool
+	q, sigma           float64
+}
 
 // Options configures an Accountant.
 type Options struct {
@@ -66,7 +71,9 @@ func (a *Accountant) Curve() (orders, rdp []float64) {
 }
 
 // Compose implements accounting.Accountant. It accepts Gaussian steps with full batch
-// (add/remove, or replace-one with the sensitivity doubled) or Poisson sampling (add/remove).
+// (add/remove, or replace-one with the sensitivity doubled), Poisson sampling (add/remove,
+// Mironov, Talwar & Zhang 2019) or fixed-size sampling without replacement (replace-one, Wang,
+// Balle & Kasiviswanathan 2019, Theorem 9). A refused step leaves the accountant unchanged.
 func (a *Accountant) Compose(s accounting.Step) error {
 	m, err := mechanismOf(s)
 	if err != nil {
@@ -76,7 +83,11 @@ func (a *Accountant) Compose(s accounting.Step) error {
 	if !ok {
 		curve = make([]float64, len(a.orders))
 		for i, alpha := range a.orders {
-			r, err := SampledGaussian(m.q, m.sigma, alpha)
+			rdp := SampledGaussian
+			if m.withoutReplacement {
+				rdp = SampledWithoutReplacementGaussian
+			}
+			r, err := rdp(m.q, m.sigma, alpha)
 			if err != nil {
 				return err
 			}
@@ -109,14 +120,21 @@ func mechanismOf(s accounting.Step) (mechanism, error) {
 		if s.Neighbouring == accounting.ReplaceOne {
 			sigma /= 2 // replacing one example moves the sum by up to 2C
 		}
-		return mechanism{1, sigma}, nil
+		return mechanism{q: 1, sigma: sigma}, nil
 	case accounting.Poisson:
 		if s.Neighbouring == accounting.ReplaceOne {
 			return mechanism{}, errors.New("rdp: Poisson sampling is analysed for add/remove neighbours; declare add-remove")
 		}
-		return mechanism{s.SampleRate, sigma}, nil
+		return mechanism{q: s.SampleRate, sigma: sigma}, nil
+	case accounting.WithoutReplacement:
+		if s.Neighbouring != accounting.ReplaceOne {
+			return mechanism{}, errors.New("rdp: sampling without replacement is analysed for replace-one neighbours (Wang, Balle & Kasiviswanathan 2019); declare replace-one, or use Poisson sampling for add/remove")
+		}
+		// Replacing one example moves the sum by up to 2C: the Gaussian's multiplier over
+		// that sensitivity is σ/2.
+		return mechanism{withoutReplacement: true, q: s.SampleRate, sigma: sigma / 2}, nil
 	default:
-		return mechanism{}, fmt.Errorf("rdp: %s sampling is not covered by the sampled-Gaussian analysis (Mironov, Talwar & Zhang 2019 assume Poisson sampling): use poisson sampling, or a hidden-state accountant that covers it", s.Sampling)
+		return mechanism{}, fmt.Errorf("rdp: %s sampling is not covered by the sampled-Gaussian analysis (Mironov, Talwar & Zhang 2019 assume Poisson sampling, Wang, Balle & Kasiviswanathan 2019 fresh fixed-size subsets): use poisson or without-replacement sampling, or a hidden-state accountant that covers it", s.Sampling)
 	}
 }
 

@@ -92,6 +92,10 @@ func (f *mechanismFlags) step(sigma float64) (accounting.Step, error) {
 		if s.BatchSize == 0 {
 			s.BatchSize = int(math.Round(q * float64(f.datasetSize)))
 		}
+		// The analysis uses q = b/n; a --sample-rate that disagrees would misstate ε.
+		if bq := float64(s.BatchSize) / float64(f.datasetSize); math.Abs(bq-q) > 1e-9*q {
+			return accounting.Step{}, fmt.Errorf("--sample-rate %v is not batch size / dataset size = %d/%d = %v: give consistent values", q, s.BatchSize, f.datasetSize, bq)
+		}
 	default:
 		return accounting.Step{}, fmt.Errorf("--sampling %q: want poisson, without-replacement or full", f.sampling)
 	}
@@ -148,7 +152,11 @@ func newAccountCmd(a *app) *cobra.Command {
 		Long: `Compute the (ε, δ) guarantee of T steps of the Gaussian mechanism with noise multiplier σ on
 batches sampled with rate q, under one accountant or all composition accountants (rdp, pld, gdp).
 Every ε is printed with its label: certified, paper or approximate. With --json, each accountant
-prints one JSON object on its own line.`,
+prints one JSON object on its own line (JSON Lines, also for --accountant all) with the fields
+accountant, epsilon, delta, label, order (RDP-based accountants: the Rényi order used), steps,
+sample_rate and noise_multiplier. --epochs E stands for --steps ceil(E/q). Sampling without
+replacement (replace-one neighbours) needs --dataset-size and uses q = batch/dataset size.
+An accountant that cannot account for the described run prints its reason instead of ε.`,
 		Example: `  dptrain account --accountant all --sample-rate 0.004267 --noise-multiplier 1.1 --epochs 60 --delta 1e-5
   dptrain account --accountant modelmix --sample-rate 0.02 --noise-multiplier 0.4675 --mix-width 3.75 --linf-parts 25 --steps 5000 --json`,
 		Args: cobra.NoArgs,

@@ -1,0 +1,44 @@
+package accounting_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/accounting/rdp"
+)
+
+// Calibration round-trips: the σ found meets the target, a slightly smaller σ does not, and
+// computing ε at σ independently gives the same guarantee.
+func TestCalibrateStepRoundTrip(t *testing.T) {
+	newRDP := func() (accounting.Accountant, error) { return rdp.New(accounting.Run{}) }
+	step := accounting.Step{Mechanism: accounting.Gaussian, Sampling: accounting.Poisson, Neighbouring: accounting.AddRemove,
+		SampleRate: 256.0 / 60000, Count: 14063, Sensitivity: 1}
+	for _, target := range []float64{1, 2.5966, 8} {
+		sigma, g, err := accounting.CalibrateStep(newRDP, step, target, 1e-5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.Epsilon > target {
+			t.Errorf("target %v: ε = %v", target, g.Epsilon)
+		}
+		a, _ := rdp.New(accounting.Run{})
+		s := step
+		s.NoiseMultiplier = sigma * (1 - 2*accounting.CalibrateTolerance)
+		a.Compose(s)
+		if g2, _ := a.Epsilon(1e-5); g2.Epsilon <= target {
+			t.Errorf("target %v: σ = %v is not minimal: %v also meets it (ε %v)", target, sigma, s.NoiseMultiplier, g2.Epsilon)
+		}
+		if target == 2.5966 && math.Abs(sigma-1.1) > 2e-3 {
+			t.Errorf("the TF Privacy case should calibrate back to σ ≈ 1.1, got %v", sigma)
+		}
+	}
+	if _, _, err := accounting.CalibrateStep(newRDP, step, 1e-4, 1e-5); err == nil {
+		t.Error("unreachable target accepted")
+	}
+	shuffled := step
+	shuffled.Sampling = accounting.Shuffled
+	if _, _, err := accounting.CalibrateStep(newRDP, shuffled, 1, 1e-5); err == nil {
+		t.Error("a step the accountant refuses was calibrated")
+	}
+}
