@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/accounting/modes"
 
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/optim"
@@ -12,8 +13,8 @@ import (
 // calibrate returns the smallest noise multiplier σ (to a relative tolerance of 1e-4, rounded
 // up) for which the stopping accountant's ε after the planned steps is at most the target.
 //
-// The records are those the optimizer itself declares for σ = 1; every field that depends on σ
-// (NoiseMultiplier, NoiseStd) is linear in it. The live accountant still checks every real step
+// The record is the one the optimizer itself declares for σ = 1; every field that depends on σ
+// (NoiseMultiplier, NoiseStd = σ·Sensitivity) is linear in it. The live accountant still checks every real step
 // against the target, so a calibration that were off could only stop training early, never
 // overshoot.
 func (t *Trainer) calibrate(sgld *optim.LangevinConstants) (float64, error) {
@@ -42,28 +43,14 @@ func (t *Trainer) calibrate(sgld *optim.LangevinConstants) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	run := accountingRun(cfg, stubRule(o.Update), t.train.Len(), nil)
-	steps := t.total
-	eps := func(sigma float64) (float64, error) {
-		a, err := newAccountant(cfg.Privacy.StopAccountant, run)
-		if err != nil {
-			return 0, err
-		}
-		for _, r := range unit {
-			r.NoiseMultiplier *= sigma
-			r.NoiseStd *= sigma
-			r.Count = steps
-			if err := a.Compose(r); err != nil {
-				return 0, err
-			}
-		}
-		g, err := a.Epsilon(cfg.Privacy.Delta)
-		if err != nil {
-			return 0, err
-		}
-		return g.Epsilon, nil
+	if len(unit) != 1 {
+		return 0, fmt.Errorf("calibration expects one record per step, the optimizer declares %d", len(unit))
 	}
-	sigma, err := accounting.CalibrateNoise(eps, cfg.Privacy.TargetEpsilon)
+	run := accountingRun(cfg, stubRule(o.Update), t.train.Len(), nil)
+	step := unit[0]
+	step.Count = t.total
+	newAcct := func() (accounting.Accountant, error) { return modes.New(cfg.Privacy.StopAccountant, run) }
+	sigma, _, err := accounting.CalibrateStep(newAcct, step, cfg.Privacy.TargetEpsilon, cfg.Privacy.Delta)
 	if err != nil {
 		return 0, fmt.Errorf("privacy.target_epsilon: %w", err)
 	}

@@ -157,6 +157,11 @@ type TrainingConfig struct {
 	CheckpointEvery int `yaml:"checkpoint_every"`
 	// LogEvery logs a line every LogEvery steps.
 	LogEvery int `yaml:"log_every"`
+	// PrivacyEvery computes ε in every mode for the metrics and progress every PrivacyEvery
+	// steps (and at evaluations and the end). 0 means every step, or every LogEvery steps when
+	// pld is listed (a PLD query costs up to a second). The stopping check runs before every
+	// step regardless.
+	PrivacyEvery int `yaml:"privacy_every"`
 }
 
 // OutputConfig says where a run writes.

@@ -78,7 +78,7 @@ func (t *Trainer) restore(path string) (int, error) {
 	}
 	if t.live != nil {
 		if err := t.live.Replay(c.Header.Ledger); err != nil {
-			return 0, err
+			return 0, fmt.Errorf("checkpoint %s: %w", path, err)
 		}
 	}
 	return c.Header.Step, nil

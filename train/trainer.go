@@ -54,7 +54,7 @@ type Trainer struct {
 	opt     optim.Optimizer
 	noise   *optim.Noise
 	sampler data.Sampler
-	live    *Live
+	live    *live
 	sigma   float64
 	total   int
 	hash    string
@@ -197,7 +197,7 @@ func (t *Trainer) buildOptimizer(sched optim.Schedule) error {
 	if !private {
 		return nil
 	}
-	t.live, err = NewLive(cfg.Privacy.Accountants, accountingRun(cfg, t.opt, n, sgld))
+	t.live, err = newLive(cfg.Privacy.Accountants, accountingRun(cfg, t.opt, n, sgld))
 	return err
 }
 
@@ -266,12 +266,12 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 			if err != nil {
 				return nil, err
 			}
-			over, eps, err := t.live.WouldOvershoot(next, cfg.Privacy.StopAccountant, cfg.Privacy.TargetEpsilon, cfg.Privacy.Delta)
+			over, err := t.live.wouldOvershoot(next, cfg.Privacy.StopAccountant, cfg.Privacy.TargetEpsilon, cfg.Privacy.Delta)
 			if err != nil {
 				return nil, err
 			}
 			if over {
-				stopped = fmt.Sprintf("stopped before step %d: it would raise ε[%s] to %.4f, above the target %g", step+1, cfg.Privacy.StopAccountant, eps, cfg.Privacy.TargetEpsilon)
+				stopped = fmt.Sprintf("stopped before step %d: it would raise ε[%s] above the target %g", step+1, cfg.Privacy.StopAccountant, cfg.Privacy.TargetEpsilon)
 				t.log.Info(stopped)
 				break
 			}
@@ -299,10 +299,9 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 			return nil, fmt.Errorf("step %d: the training loss is %v (parameters diverged): lower optimizer.learning_rate or clip_norm; the last good checkpoint is %s", step, si.Loss, ckptPath)
 		}
 		if t.live != nil {
-			if err := t.live.Compose(res.Records); err != nil {
+			if err := t.live.compose(res.Records); err != nil {
 				return nil, fmt.Errorf("step %d: %w", step, err)
 			}
-			si.Privacy = t.live.Snapshot(cfg.Privacy.Delta)
 		}
 		if e := cfg.Training.EvalEvery; e > 0 && step%e == 0 && step != t.total {
 			ev, err := t.Evaluate()
@@ -310,6 +309,9 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 				return nil, err
 			}
 			si.Test = &ev
+		}
+		if t.live != nil && (step%cfg.Training.PrivacyEvery == 0 || si.Test != nil || step == t.total) {
+			si.Privacy = t.live.snapshot(cfg.Privacy.Delta)
 		}
 		for _, h := range hooks {
 			if err := h.AfterStep(si); err != nil {
@@ -347,7 +349,7 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	}
 	if t.live != nil {
 		sum.Delta, sum.TargetEpsilon = cfg.Privacy.Delta, cfg.Privacy.TargetEpsilon
-		sum.Epsilon = t.live.Snapshot(cfg.Privacy.Delta)
+		sum.Epsilon = t.live.snapshot(cfg.Privacy.Delta)
 	}
 	if err := writeFileAtomic(filepath.Join(out, SummaryFile), func(w io.Writer) error {
 		enc := json.NewEncoder(w)

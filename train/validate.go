@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -59,7 +60,7 @@ func (c *Config) setDefaults() {
 		case AlgorithmDPSGLD:
 			p.Accountants = []string{"sgld", "rdp"}
 		default:
-			p.Accountants = []string{"rdp", "gdp"}
+			p.Accountants = []string{"rdp", "pld"}
 		}
 	}
 	if p.Release == "" {
@@ -70,6 +71,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.Training.LogEvery == 0 {
 		c.Training.LogEvery = 50
+	}
+	if c.Training.PrivacyEvery == 0 {
+		c.Training.PrivacyEvery = 1
+		if slices.Contains(p.Accountants, "pld") {
+			c.Training.PrivacyEvery = c.Training.LogEvery
+		}
 	}
 	if c.Output.Dir == "" {
 		c.Output.Dir = "runs/" + c.Name
@@ -197,8 +204,8 @@ func (c *Config) Validate() error {
 	if t.Steps < 0 || t.Epochs < 0 || (t.Steps == 0 && !(t.Epochs > 0)) {
 		bad("training: set training.epochs > 0 or training.steps > 0")
 	}
-	if t.EvalEvery < 0 || t.CheckpointEvery < 0 || t.LogEvery < 0 {
-		bad("training.eval_every, checkpoint_every and log_every must not be negative")
+	if t.EvalEvery < 0 || t.CheckpointEvery < 0 || t.LogEvery < 0 || t.PrivacyEvery < 0 {
+		bad("training.eval_every, checkpoint_every, log_every and privacy_every must not be negative")
 	}
 	if strings.TrimSpace(c.Output.Dir) == "" {
 		bad("output.dir is empty")
