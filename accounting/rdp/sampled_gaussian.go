@@ -20,19 +20,8 @@ const maxFracTerms = 5000
 // q = 1 gives the Gaussian mechanism's α/(2σ²) exactly. An order whose series does not
 // converge within maxFracTerms terms gives +Inf (the order is unusable, not small).
 func SampledGaussian(q, sigma, alpha float64) (float64, error) {
-	switch {
-	case !(q >= 0 && q <= 1):
-		return 0, fmt.Errorf("rdp: sample rate %v outside [0, 1]", q)
-	case !(sigma > 0) || math.IsInf(sigma, 1):
-		return 0, fmt.Errorf("rdp: noise multiplier %v is not positive and finite", sigma)
-	case !(alpha > 1):
-		return 0, fmt.Errorf("rdp: order %v must exceed 1", alpha)
-	}
-	if q == 0 {
-		return 0, nil
-	}
-	if q == 1 {
-		return alpha / (2 * sigma * sigma), nil
+	if r, done, err := trivialCases(q, sigma, alpha); done {
+		return r, err
 	}
 	if math.IsInf(alpha, 1) {
 		return math.Inf(1), nil
@@ -146,4 +135,22 @@ func logHalfErfc(x float64) float64 {
 	}
 	r := 1 / (x * x)
 	return -math.Ln2 - x*x - math.Log(x) - 0.5*math.Log(math.Pi) + math.Log1p(-r/2+3*r*r/4-15*r*r*r/8)
+}
+
+// trivialCases checks the arguments shared by every per-step RDP function and answers the
+// cases with a closed form: q = 0 releases nothing, q = 1 is the Gaussian mechanism, α/(2σ²).
+func trivialCases(q, sigma, alpha float64) (rdp float64, done bool, err error) {
+	switch {
+	case !(q >= 0 && q <= 1):
+		return 0, true, fmt.Errorf("rdp: sample rate %v outside [0, 1]", q)
+	case !(sigma > 0) || math.IsInf(sigma, 1):
+		return 0, true, fmt.Errorf("rdp: noise multiplier %v is not positive and finite", sigma)
+	case !(alpha > 1):
+		return 0, true, fmt.Errorf("rdp: order %v must exceed 1", alpha)
+	case q == 0:
+		return 0, true, nil
+	case q == 1:
+		return alpha / (2 * sigma * sigma), true, nil
+	}
+	return 0, false, nil
 }

@@ -1,7 +1,6 @@
 package rdp
 
 import (
-	"fmt"
 	"math"
 )
 
@@ -21,19 +20,8 @@ import (
 // dp_accounting implements a refinement (their Theorem 27 with forward differences) that is
 // tighter for large σ; this bound is never smaller than the true RDP.
 func SampledWithoutReplacementGaussian(q, sigma, alpha float64) (float64, error) {
-	switch {
-	case !(q >= 0 && q <= 1):
-		return 0, fmt.Errorf("rdp: sample rate %v outside [0, 1]", q)
-	case !(sigma > 0) || math.IsInf(sigma, 1):
-		return 0, fmt.Errorf("rdp: noise multiplier %v is not positive and finite", sigma)
-	case !(alpha > 1):
-		return 0, fmt.Errorf("rdp: order %v must exceed 1", alpha)
-	}
-	if q == 0 {
-		return 0, nil
-	}
-	if q == 1 {
-		return alpha / (2 * sigma * sigma), nil
+	if r, done, err := trivialCases(q, sigma, alpha); done {
+		return r, err
 	}
 	if math.IsInf(alpha, 1) || alpha >= 1<<20 {
 		return math.Inf(1), nil
