@@ -46,6 +46,9 @@ type CheckpointHeader struct {
 	Ledger []accounting.Step `json:"ledger"`
 	// State holds the optimizer's scalar state (e.g. Adam's step count).
 	State map[string]float64 `json:"state,omitempty"`
+	// Streams holds the states of the noise and sampling generators of a seeded run, so that
+	// it resumes exactly; secure runs never store them (they draw fresh randomness instead).
+	Streams map[string][]byte `json:"streams,omitempty"`
 	// Vectors lists the float32 vectors that follow the header, in order.
 	Vectors []VectorInfo `json:"vectors"`
 }

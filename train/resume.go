@@ -28,6 +28,16 @@ func (t *Trainer) checkpoint(path string, step int) error {
 	if t.live != nil {
 		c.Header.Ledger = t.live.Ledger()
 	}
+	if t.cfg.Seed != nil {
+		c.Header.Streams = map[string][]byte{}
+		for name, n := range map[string]*optim.Noise{"noise": t.noise, "sampler": t.samplerNoise} {
+			b, err := n.MarshalBinary()
+			if err != nil {
+				return err
+			}
+			c.Header.Streams[name] = b
+		}
+	}
 	if s, ok := t.opt.(optim.Checkpointer); ok {
 		vecs, scalars := s.State()
 		for k, v := range vecs {
@@ -75,6 +85,13 @@ func (t *Trainer) restore(path string) (int, error) {
 		}
 	} else if c.Header.Step > 0 {
 		return 0, fmt.Errorf("optimizer %T cannot restore its state, so the run cannot be resumed exactly", t.opt)
+	}
+	if t.cfg.Seed != nil && c.Header.Streams != nil {
+		for name, n := range map[string]*optim.Noise{"noise": t.noise, "sampler": t.samplerNoise} {
+			if err := n.UnmarshalBinary(c.Header.Streams[name]); err != nil {
+				return 0, fmt.Errorf("checkpoint %s: %s stream: %w", path, name, err)
+			}
+		}
 	}
 	if t.live != nil {
 		if err := t.live.Replay(c.Header.Ledger); err != nil {

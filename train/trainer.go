@@ -50,14 +50,16 @@ type Trainer struct {
 	train *data.Split
 	test  *data.Split
 
-	model   *models.Network
-	opt     optim.Optimizer
-	noise   *optim.Noise
-	sampler data.Sampler
-	live    *live
-	sigma   float64
-	total   int
-	hash    string
+	model *models.Network
+	opt   optim.Optimizer
+	noise *optim.Noise
+	// samplerNoise is the sampler's own stream, split from noise.
+	samplerNoise *optim.Noise
+	sampler      data.Sampler
+	live         *live
+	sigma        float64
+	total        int
+	hash         string
 }
 
 // New prepares a run: it loads the data, builds the model and optimizer, calibrates the noise
@@ -100,7 +102,8 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Trainer, error) {
 	if o.BatchSize > n {
 		return nil, fmt.Errorf("optimizer.batch_size %d exceeds the %d training examples", o.BatchSize, n)
 	}
-	if t.sampler, err = data.NewSampler(data.Scheme(o.Sampling), n, o.BatchSize, 0, t.noise.Split().Rand()); err != nil {
+	t.samplerNoise = t.noise.Split()
+	if t.sampler, err = data.NewSampler(data.Scheme(o.Sampling), n, o.BatchSize, 0, t.samplerNoise.Rand()); err != nil {
 		return nil, err
 	}
 	t.total = plannedSteps(cfg.Training, t.sampler)
