@@ -15,6 +15,7 @@ type Progress struct {
 	terminal bool
 	every    int
 	last     time.Time
+	privacy  []ModeEpsilon // the latest ε per mode, shown until the next snapshot
 }
 
 // NewProgress writes to w; terminal selects in-place redrawing.
@@ -27,25 +28,28 @@ func NewProgress(w io.Writer, terminal bool, every int) *Progress {
 
 // AfterStep implements Hook.
 func (p *Progress) AfterStep(s *StepInfo) error {
+	if s.Privacy != nil {
+		p.privacy = s.Privacy
+	}
 	final := s.Step == s.TotalSteps
 	if p.terminal {
 		if !final && time.Since(p.last) < 100*time.Millisecond {
 			return nil
 		}
 		p.last = time.Now()
-		fmt.Fprintf(p.w, "\r\033[K%s", progressLine(s))
+		fmt.Fprintf(p.w, "\r\033[K%s", progressLine(s, p.privacy))
 		if final {
 			fmt.Fprintln(p.w)
 		}
 		return nil
 	}
 	if s.Step%p.every == 0 || final || s.Test != nil {
-		fmt.Fprintln(p.w, progressLine(s))
+		fmt.Fprintln(p.w, progressLine(s, p.privacy))
 	}
 	return nil
 }
 
-func progressLine(s *StepInfo) string {
+func progressLine(s *StepInfo, privacy []ModeEpsilon) string {
 	var b strings.Builder
 	const width = 20
 	frac := 0.0
@@ -58,7 +62,7 @@ func progressLine(s *StepInfo) string {
 	if s.Test != nil {
 		fmt.Fprintf(&b, " test %.4f", s.Test.Accuracy)
 	}
-	for _, m := range s.Privacy {
+	for _, m := range privacy {
 		if m.Error != "" {
 			fmt.Fprintf(&b, " ε[%s]=n/a", m.Mode)
 			continue
