@@ -257,15 +257,9 @@ func (nw *Network) Evaluate(b Batch) (Stats, error) {
 		return s, err
 	}
 	for start := 0; start < b.N; start += nw.res.chunk {
-		m := min(nw.res.chunk, b.N-start)
-		t, err := nw.tape(nw.bucket(m), modeForward)
-		if err != nil {
+		if _, _, err := nw.pass(b, start, modeForward, &s, nil); err != nil {
 			return Stats{}, err
 		}
-		if err := nw.run(t, b, start, m); err != nil {
-			return Stats{}, err
-		}
-		nw.logitStats(t, b, start, m, &s, nil)
 	}
 	return s, nil
 }
@@ -281,15 +275,9 @@ func (nw *Network) Predict(b Batch, pred []int32) error {
 	b.Y = nil
 	var s Stats
 	for start := 0; start < b.N; start += nw.res.chunk {
-		m := min(nw.res.chunk, b.N-start)
-		t, err := nw.tape(nw.bucket(m), modeForward)
-		if err != nil {
+		if _, _, err := nw.pass(b, start, modeForward, &s, pred); err != nil {
 			return err
 		}
-		if err := nw.run(t, b, start, m); err != nil {
-			return err
-		}
-		nw.logitStats(t, b, start, m, &s, pred)
 	}
 	return nil
 }
@@ -326,15 +314,10 @@ func (nw *Network) ClippedGradSum(b Batch, clip float64, grad []float32, norms [
 	clear(grad)
 	needNorms := norms != nil || !math.IsInf(clip, 1)
 	for start := 0; start < b.N; start += nw.res.chunk {
-		m := min(nw.res.chunk, b.N-start)
-		t, err := nw.tape(nw.bucket(m), modeGhost)
+		t, m, err := nw.pass(b, start, modeGhost, &s, nil)
 		if err != nil {
 			return Stats{}, err
 		}
-		if err := nw.run(t, b, start, m); err != nil {
-			return Stats{}, err
-		}
-		nw.logitStats(t, b, start, m, &s, nil)
 		nw.scale = grow(nw.scale, m)
 		scale := nw.scale[:m]
 		fill(scale, 1)
@@ -375,15 +358,10 @@ func (nw *Network) PerSampleGradSum(b Batch, f func(i int, g []float32), grad []
 	nw.sample = grow(nw.sample, len(nw.params))
 	g := nw.sample[:len(nw.params)]
 	for start := 0; start < b.N; start += nw.res.chunk {
-		m := min(nw.res.chunk, b.N-start)
-		t, err := nw.tape(nw.bucket(m), modeGhost)
+		t, m, err := nw.pass(b, start, modeGhost, &s, nil)
 		if err != nil {
 			return Stats{}, err
 		}
-		if err := nw.run(t, b, start, m); err != nil {
-			return Stats{}, err
-		}
-		nw.logitStats(t, b, start, m, &s, nil)
 		for i := 0; i < m; i++ {
 			nw.sampleGrad(t, i, g)
 			if f != nil {
@@ -434,4 +412,20 @@ func growF64(s []float64, n int) []float64 {
 		return make([]float64, n)
 	}
 	return s[:n]
+}
+
+// pass runs the graph in mode on the chunk of b that starts at start (at most one chunk of
+// samples, padded to its size bucket), adds the chunk's loss and accuracy to s and, when pred is
+// not nil, its predictions; it returns the tape holding the chunk's values and the chunk's size.
+func (nw *Network) pass(b Batch, start int, md mode, s *Stats, pred []int32) (*tape, int, error) {
+	m := min(nw.res.chunk, b.N-start)
+	t, err := nw.tape(nw.bucket(m), md)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := nw.run(t, b, start, m); err != nil {
+		return nil, 0, err
+	}
+	nw.logitStats(t, b, start, m, s, pred)
+	return t, m, nil
 }
