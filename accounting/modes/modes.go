@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/accounting/convergent"
 	"github.com/dptrain/dptrain/accounting/gdp"
 	"github.com/dptrain/dptrain/accounting/mbcd"
 	"github.com/dptrain/dptrain/accounting/modelmix"
@@ -29,6 +30,10 @@ var registry = map[string]Factory{
 	"sgld-conservative": func(r accounting.Run) (accounting.Accountant, error) { return sgld.NewConservative(r) },
 	"mbcd":              func(r accounting.Run) (accounting.Accountant, error) { return mbcd.New(r) },
 	"mbcd-certified":    func(r accounting.Run) (accounting.Accountant, error) { return mbcd.NewCertified(r) },
+	"chien-li":          func(r accounting.Run) (accounting.Accountant, error) { return convergent.New(r) },
+	"output-perturbation": func(r accounting.Run) (accounting.Accountant, error) {
+		return convergent.NewOutputPerturbation(r, false)
+	},
 }
 
 // New returns the accountant called name for run.
