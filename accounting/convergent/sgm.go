@@ -77,6 +77,17 @@ type phiTable struct {
 }
 
 func newPhiTable(sgm func(s float64) float64, s0, alpha, sigma, aMax float64, points int, paperLiteral bool) phiTable {
+	phi := phiFunc(sgm, s0, alpha, sigma, paperLiteral)
+	t := phiTable{step: aMax / float64(points), vals: make([]float64, points+1)}
+	for k := range t.vals {
+		t.vals[k] = phi(float64(k) * t.step)
+	}
+	return t
+}
+
+// phiFunc returns a ↦ φ_α(a) minimised over a fixed β grid (dense near 0 and 1). Every β
+// gives a valid value, so the result bounds φ_α from above.
+func phiFunc(sgm func(s float64) float64, s0, alpha, sigma float64, paperLiteral bool) func(a float64) float64 {
 	const nb = 400
 	betas := make([]float64, 0, nb+40)
 	for i := 1; i < nb; i++ {
@@ -93,19 +104,19 @@ func newPhiTable(sgm func(s float64) float64, s0, alpha, sigma, aMax float64, po
 		}
 		sv[i] = sgm(arg)
 	}
-	t := phiTable{step: aMax / float64(points), vals: make([]float64, points+1)}
-	t.vals[0] = sgm(s0)
-	for k := 1; k <= points; k++ {
-		a := float64(k) * t.step
+	at0 := sgm(s0)
+	return func(a float64) float64 {
+		if a <= 0 {
+			return at0
+		}
 		best := math.Inf(1)
 		for i, b := range betas {
 			if v := sv[i] + alpha*a*a/(2*sigma*sigma*(1-b)); v < best {
 				best = v
 			}
 		}
-		t.vals[k] = best
+		return best
 	}
-	return t
 }
 
 // at returns φ at the next table point ≥ a (+Inf beyond the table).

@@ -33,6 +33,8 @@ type Subsampled struct {
 	// engines[i] evaluates order orders[i]; shared by clones.
 	orders  []int
 	engines []*gridEngine
+	// blocks[i] is the smooth-case Lagrangian solver of order orders[i] (nil for Hölder).
+	blocks []*blockSolver
 }
 
 // NewSubsampled returns a Theorem 3.12 accountant for run, or an error naming the assumption
@@ -69,8 +71,9 @@ func (a *Subsampled) Compose(s accounting.Step) error {
 	}
 	if a.p == nil {
 		a.engines = make([]*gridEngine, len(a.orders))
+		a.blocks = make([]*blockSolver, len(a.orders))
 		for i, o := range a.orders {
-			a.engines[i] = subsampledEngine(p, a.opts, o)
+			a.engines[i], a.blocks[i] = subsampledEngine(p, a.opts, o)
 		}
 		a.p = &p
 	}
@@ -91,7 +94,9 @@ func subsampledMaps(p params) (shift, track growth) {
 	return shift, track
 }
 
-func subsampledEngine(p params, opts Options, order int) *gridEngine {
+// subsampledEngine returns the grid engine of one order and, for smooth losses, the block
+// solver sharing its φ table and tracking.
+func subsampledEngine(p params, opts Options, order int) (*gridEngine, *blockSolver) {
 	alpha := float64(order)
 	q := float64(p.b) / float64(p.n)
 	ub := p.u()
@@ -112,8 +117,29 @@ func subsampledEngine(p params, opts Options, order int) *gridEngine {
 		lbDelta = p.eta * p.l * math.Pow(e.x[len(e.x)-1], p.lambda-1)
 	}
 	e.lbShift = shiftProblem{u: ub, delta: lbDelta}
-	e.setTrack(newTrack(tracker{g: trk, add: ub, jump: 2 * p.eta * p.k, diam: p.d}))
-	return e
+	tr := newTrack(tracker{g: trk, add: ub, jump: 2 * p.eta * p.k, diam: p.d})
+	e.setTrack(tr)
+	if !p.smooth() {
+		return e, nil
+	}
+	return e, newBlockSolver(phiFunc(sgm, s0, alpha, p.sigma, opts.PaperLiteral), aMax, shift.coef, tr)
+}
+
+// bound returns order i's bound at the current horizon: the smaller of the grid program's and
+// the block solver's (both are valid), and the cut attaining it.
+func (a *Subsampled) bound(i int) (float64, int) {
+	b := a.blocks[i]
+	if b == nil {
+		return a.engines[i].bound(a.steps)
+	}
+	// The block solver is cheap and usually the tighter one for long runs; its value prunes
+	// the grid program.
+	bv, bt := b.bound(a.steps, math.Inf(1))
+	v, tau := a.engines[i].boundBelow(a.steps, bv)
+	if tau < 0 {
+		v, tau = bv, bt
+	}
+	return v, tau
 }
 
 // Steps returns the number of steps composed.
@@ -128,8 +154,8 @@ func (a *Subsampled) RDPCurve() (rdp []float64, taus []int) {
 	if a.p == nil || a.steps == 0 {
 		return rdp, taus
 	}
-	for i, e := range a.engines {
-		v, tau := e.bound(a.steps)
+	for i := range a.engines {
+		v, tau := a.bound(i)
 		rdp[i], taus[i] = roundUp(v), tau
 	}
 	return rdp, taus
@@ -142,7 +168,7 @@ func (a *Subsampled) RDP(alpha float64) (float64, error) {
 			if a.p == nil || a.steps == 0 {
 				return 0, nil
 			}
-			v, _ := a.engines[i].bound(a.steps)
+			v, _ := a.bound(i)
 			return roundUp(v), nil
 		}
 	}

@@ -57,7 +57,8 @@ func TestSGMValues(t *testing.T) {
 // TestSubsampledExample checks the reading's Theorem 3.12 plateaus at α = 2 (§8.1; grid
 // M = 240): √β with the standard S 1.1935, paper-literal β 1.5234, √β with the exact S 1.1842.
 // The grid differs from the reading's ([0, g(D)] here, [0, 1.2] there), so the tolerance is
-// 0.5%.
+// 0.5%. The reading's values come from a grid program too, so they are upper bounds, not
+// optima: the accountant, which also runs the block solver, may only be lower (by at most 3%).
 func TestSubsampledExample(t *testing.T) {
 	if testing.Short() {
 		t.Skip("dynamic program over 1000 steps")
@@ -82,13 +83,17 @@ func TestSubsampledExample(t *testing.T) {
 		early, _ := a.RDP(2)
 		mustCompose(t, a, noisyStep(accounting.WithoutReplacement, 0.5, 0.1, 5, 20, 1990))
 		got, _ := a.RDP(2)
+		grid, _ := a.engines[0].bound(a.Steps())
 		_, taus := a.RDPCurve()
-		t.Logf("%s: T=10 %.6f (composition %.6f), T=2000 plateau %.4f (want %.4f, τ=%d)", tt.name, early, 10*tt.comp, got, tt.want, taus[0])
+		t.Logf("%s: T=10 %.6f (composition %.6f), T=2000 plateau: grid %.4f (want %.4f), with blocks %.4f (τ=%d)", tt.name, early, 10*tt.comp, grid, tt.want, got, taus[0])
 		if math.Abs(early-10*tt.comp) > 2e-3*10*tt.comp {
 			t.Errorf("%s: T = 10 gives %v, want composition %v", tt.name, early, 10*tt.comp)
 		}
-		if math.Abs(got-tt.want) > 5e-3*tt.want {
-			t.Errorf("%s: plateau %v, want %v", tt.name, got, tt.want)
+		if math.Abs(grid-tt.want) > 5e-3*tt.want {
+			t.Errorf("%s: grid plateau %v, want %v", tt.name, grid, tt.want)
+		}
+		if got > grid*(1+1e-12) || got < 0.97*tt.want {
+			t.Errorf("%s: plateau %v, want ≤ the grid's %v and ≥ 0.97 × %v", tt.name, got, grid, tt.want)
 		}
 	}
 }
