@@ -120,3 +120,15 @@ func TestStepErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestRefusesBlockSteps(t *testing.T) {
+	a, err := NewFullBatch(figure1Run(accounting.Convex), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := noisyStep(accounting.FullBatch, 1, 0.1, 5, 5, 1)
+	s.Block = 2
+	if err := a.Compose(s); err == nil || !strings.Contains(err.Error(), "block 2") {
+		t.Errorf("a block-coordinate step was accepted (err = %v)", err)
+	}
+}

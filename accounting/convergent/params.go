@@ -25,6 +25,7 @@ var Requirements = []struct {
 	{"convex classes: K-Lipschitz loss with clipping at a norm ≥ K or none (Run.Lipschitz, Step.Sensitivity); η ≤ 2/L (convex), η ≤ 1/L and m ≤ L (strongly convex)", true},
 	{"Gaussian noise, replace-one neighbours, constant η, σ, K and batch size, the sampling scheme of the theorem (Step)", true},
 	{"shuffled cyclic: b divides n and batch indices run cyclically (ShuffledOnce)", true},
+	{"every step updates the whole model, not one coordinate block (Step.Block == 0)", true},
 	{"the declared L, λ, m and K hold for every per-example loss over the whole domain and every possible data point (not computable for ReLU networks: reading §10 B)", false},
 	{"W_0, the batch sampler and the noise are independent of the data; noise is fresh N(0, σ²I) on all coordinates", false},
 	{"no intermediate iterate, evaluation or checkpoint is released or used for decisions", false},
@@ -152,6 +153,9 @@ func stepParams(run accounting.Run, th theorem, s accounting.Step, prev *params)
 	}
 	if s.Mechanism != accounting.Gaussian {
 		return p, fmt.Errorf("mechanism %q: the bound covers Gaussian noise only", s.Mechanism)
+	}
+	if s.Block != 0 {
+		return p, fmt.Errorf("step updates block %d: the shifted-divergence bounds are for noisy steps on the whole model (noise in every coordinate to absorb the shifts); use mbcd for block coordinate descent", s.Block)
 	}
 	if s.Neighbouring != accounting.ReplaceOne {
 		return p, fmt.Errorf("neighbouring %q: the Chien & Li bounds are stated for replace-one neighbours (sensitivity 2ηK/b); declare replace-one", s.Neighbouring)

@@ -99,6 +99,9 @@ func (a *Accountant) check(s accounting.Step) (stepParams, error) {
 	if s.Mechanism != accounting.Gaussian {
 		return p, fmt.Errorf("sgld: mechanism %q: the bound covers Langevin (Gaussian) noise only", s.Mechanism)
 	}
+	if s.Block != 0 {
+		return p, fmt.Errorf("sgld: step updates block %d: Theorem 3.1 is for Langevin steps on the whole model; use mbcd for block coordinate descent", s.Block)
+	}
 	if s.Neighbouring != accounting.ReplaceOne {
 		return p, fmt.Errorf("sgld: neighbouring %q: Theorem 3.1 is stated for replace-one neighbours (same n); declare replace-one", s.Neighbouring)
 	}

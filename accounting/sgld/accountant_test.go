@@ -389,3 +389,15 @@ func TestSoftmaxRegression(t *testing.T) {
 		t.Error("1 class accepted")
 	}
 }
+
+func TestRefusesBlockSteps(t *testing.T) {
+	a, err := New(testRun(1000, 1, 0.1, 1, 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := mustStep(t, 0.1, 0.5, 1, 10, 1000, accounting.WithoutReplacement)
+	s.Block = 1
+	if err := a.Compose(s); err == nil || !strings.Contains(err.Error(), "block 1") {
+		t.Errorf("a block-coordinate step was accepted (err = %v)", err)
+	}
+}

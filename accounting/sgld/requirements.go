@@ -23,6 +23,7 @@ var Requirements = []struct {
 	{"iterates projected onto a bounded convex set of diameter D, and 2L ≥ λD as strong convexity forces (Run.DomainDiameter)", true},
 	{"0 < η_k < 1/β at every step (Step.StepSize)", true},
 	{"Gaussian mechanism, replace-one neighbouring, constant Langevin σ, same n (Step)", true},
+	{"every step updates the whole model, not one coordinate block (Step.Block == 0)", true},
 	{"clipping, if any, at a norm ≥ L so that it never changes a gradient (Step.Sensitivity)", true},
 	{"sampling covered by the variant: fixed-size subsets each step or full batch (paper); also epoch shuffling with declared batch indices (conservative)", true},
 	{"the loss really is λ-strongly convex, β-smooth and L-Lipschitz per example on 𝒞 (e.g. SoftmaxRegression on features clipped to norm R)", false},

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"image/color"
 	"io"
 	"math"
 	"sort"
@@ -17,10 +16,6 @@ import (
 	"github.com/dptrain/dptrain/optim"
 	"github.com/dptrain/dptrain/train"
 	"github.com/spf13/cobra"
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
 )
 
 func init() { accountSubcommands = append(accountSubcommands, newAccountCompareCmd) }
@@ -43,10 +38,14 @@ type compareOptions struct {
 	steps, datasetSize, batchSize, minBatchSize, linfParts, block int
 	lastIterateOnly                                               bool
 
-	at         []int
-	plotFile   string
-	plotPoints int
-	json       bool
+	at        []int
+	plotFile  string
+	plotTitle string
+	// blocks and blockEpochs describe a DP-MBCD schedule: block (block+i) mod blocks is
+	// updated during the i-th run of blockEpochs epochs.
+	blocks, blockEpochs int
+	plotPoints          int
+	json                bool
 }
 
 func newAccountCompareCmd(a *app) *cobra.Command {
@@ -98,10 +97,13 @@ and --neighbouring replace-one, and their loss constants (--lipschitz, --smoothn
 	f.IntVar(&o.minBatchSize, "min-batch-size", 0, "DP-ULR's rejection threshold N_B")
 	f.Float64Var(&o.mixWidth, "mix-width", 0, "ModelMix's mixing width, in the units of the noise std")
 	f.IntVar(&o.linfParts, "linf-parts", 0, "ModelMix's l2+l∞ clipping parts p")
-	f.IntVar(&o.block, "block", 0, "DP-MBCD block index of every step")
+	f.IntVar(&o.block, "block", 0, "DP-MBCD block index of every step (with --blocks: of the first block)")
+	f.IntVar(&o.blocks, "blocks", 1, "DP-MBCD schedule: number of blocks updated in turn")
+	f.IntVar(&o.blockEpochs, "block-epochs", 1, "DP-MBCD schedule: epochs (n/b steps) spent on a block before moving to the next")
 	f.IntSliceVar(&o.at, "at", nil, "also report ε after these steps (comma separated)")
 	f.StringVar(&o.plotFile, "plot", "", "write a PNG of ε against steps, one curve per applicable mode")
 	f.IntVar(&o.plotPoints, "plot-points", 60, "number of steps at which the plot evaluates ε")
+	f.StringVar(&o.plotTitle, "plot-title", "", "title of the --plot figure (default: ε (δ = …) against steps)")
 	f.BoolVar(&o.json, "json", false, "print one JSON object instead of a table")
 	return cmd
 }
@@ -301,8 +303,11 @@ func (o *compareOptions) checkpoints() []int {
 	return ts
 }
 
+// blockSchedule is a DP-MBCD schedule: blocks updated in turn, epochs steps of n/b each.
+type blockSchedule struct{ blocks, epochs int }
+
 // evaluate composes the run in one mode, evaluating ε at every checkpoint.
-func evaluate(name string, run accounting.Run, base accounting.Step, ts []int, delta float64) compareRow {
+func evaluate(name string, run accounting.Run, base accounting.Step, sched blockSchedule, ts []int, delta float64) compareRow {
 	row := compareRow{Mode: name, Delta: delta}
 	acc, err := compareModes.build(name, run)
 	if err != nil {
@@ -316,16 +321,23 @@ func evaluate(name string, run accounting.Run, base accounting.Step, ts []int, d
 	done := 0
 	var last accounting.Guarantee
 	for _, t := range ts {
-		s := base
-		s.Count = t - done
-		if perEpoch > 0 {
-			s.BatchIndex = done % perEpoch
+		for done < t {
+			s := base
+			s.Count = t - done
+			if perEpoch > 0 {
+				s.BatchIndex = done % perEpoch
+			}
+			if sched.blocks > 1 && perEpoch > 0 {
+				run := sched.epochs * perEpoch // steps per block visit
+				s.Count = min(s.Count, run-done%run)
+				s.Block = (base.Block + done/run) % sched.blocks
+			}
+			if err := acc.Compose(s); err != nil {
+				row.Reason = fmt.Sprintf("step %d: %v", done+1, err)
+				return row
+			}
+			done += s.Count
 		}
-		if err := acc.Compose(s); err != nil {
-			row.Reason = fmt.Sprintf("step %d: %v", done+1, err)
-			return row
-		}
-		done = t
 		g, err := acc.Epsilon(delta)
 		if err != nil {
 			row.Reason = fmt.Sprintf("after %d steps: %v", t, err)
@@ -356,6 +368,12 @@ func runCompare(w io.Writer, o *compareOptions) error {
 	if !(o.delta > 0 && o.delta < 1) {
 		return fmt.Errorf("--delta %v: want 0 < δ < 1", o.delta)
 	}
+	if o.blocks < 1 || o.blockEpochs < 1 {
+		return fmt.Errorf("--blocks %d --block-epochs %d: both must be at least 1", o.blocks, o.blockEpochs)
+	}
+	if o.blocks > 1 && (o.batchSize <= 0 || o.datasetSize < o.batchSize) {
+		return errors.New("--blocks needs --batch-size and --dataset-size (a block is updated for --block-epochs epochs of n/b steps)")
+	}
 	if o.plotFile != "" && o.plotPoints < 2 {
 		return fmt.Errorf("--plot-points %d: want at least 2", o.plotPoints)
 	}
@@ -366,21 +384,17 @@ func runCompare(w io.Writer, o *compareOptions) error {
 	ts := o.checkpoints()
 	report := compareReport{Steps: o.steps, Delta: o.delta}
 	for _, name := range compareModes.names() {
-		row := evaluate(name, o.run(), base, ts, o.delta)
+		row := evaluate(name, o.run(), base, blockSchedule{o.blocks, o.blockEpochs}, ts, o.delta)
 		for _, p := range row.curve {
 			if p.Steps == o.steps || contains(o.at, p.Steps) {
 				row.At = append(row.At, p)
 			}
 		}
 		report.Modes = append(report.Modes, row)
-		if row.Applicable && row.Label == accounting.Certified && (report.Best == nil || row.Epsilon < report.Best.Epsilon) {
-			best := row
-			best.Mode, best.Source = "best", row.Mode
-			report.Best = &best
-		}
 	}
+	report.Best = bestOf(report.Modes)
 	if o.plotFile != "" {
-		if err := plotCompare(o.plotFile, report); err != nil {
+		if err := plotCompare(o.plotFile, o.plotTitle, report); err != nil {
 			return err
 		}
 	}
@@ -390,6 +404,43 @@ func runCompare(w io.Writer, o *compareOptions) error {
 		return enc.Encode(report)
 	}
 	return printCompare(w, o, report)
+}
+
+// bestOf returns the "best" row: at every evaluated step the smallest ε over the applicable
+// certified modes (each is a valid guarantee, so their minimum is one), with the final step's
+// order and constants taken from the mode that attains it, named in Source; nil when no
+// certified mode applies.
+func bestOf(rows []compareRow) *compareRow {
+	var best *compareRow
+	for _, row := range rows {
+		if !row.Applicable || row.Label != accounting.Certified {
+			continue
+		}
+		if best == nil {
+			b := row
+			b.Mode, b.Source = "best", row.Mode
+			b.curve = append([]comparePoint(nil), row.curve...)
+			b.At = append([]comparePoint(nil), row.At...)
+			best = &b
+			continue
+		}
+		for i := range best.curve {
+			if i < len(row.curve) && row.curve[i].Epsilon < best.curve[i].Epsilon {
+				best.curve[i] = row.curve[i]
+			}
+		}
+		for i := range best.At {
+			if i < len(row.At) && row.At[i].Epsilon < best.At[i].Epsilon {
+				best.At[i] = row.At[i]
+			}
+		}
+		if row.Epsilon < best.Epsilon {
+			src := *best
+			*best = row
+			best.Mode, best.Source, best.curve, best.At = "best", row.Mode, src.curve, src.At
+		}
+	}
+	return best
 }
 
 func contains(xs []int, x int) bool {
@@ -468,60 +519,4 @@ func orderString(a float64) string {
 		return "-"
 	}
 	return strconv.FormatFloat(a, 'g', 4, 64)
-}
-
-// plotCompare writes ε against steps, one labelled curve per applicable mode; the y axis is
-// logarithmic when every plotted ε is positive.
-func plotCompare(file string, r compareReport) error {
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("ε (δ = %g) against steps", r.Delta)
-	p.X.Label.Text = "steps"
-	p.Y.Label.Text = "ε"
-	positive, curves, top := true, 0, 0.0
-	for _, row := range r.Modes {
-		for _, pt := range row.curve {
-			positive = positive && pt.Epsilon > 0
-			top = math.Max(top, pt.Epsilon)
-		}
-	}
-	headroom := 1.4
-	if positive {
-		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-		headroom = 6
-	}
-	for i, row := range r.Modes {
-		if !row.Applicable || len(row.curve) == 0 {
-			continue
-		}
-		xy := make(plotter.XYs, len(row.curve))
-		for j, pt := range row.curve {
-			xy[j].X, xy[j].Y = float64(pt.Steps), pt.Epsilon
-		}
-		line, err := plotter.NewLine(xy)
-		if err != nil {
-			return fmt.Errorf("plot %s: %w", row.Mode, err)
-		}
-		line.Color = plotutil.Color(i)
-		line.Dashes = plotutil.Dashes(i)
-		line.Width = vg.Points(1.5)
-		p.Add(line)
-		p.Legend.Add(fmt.Sprintf("%s (%s)", row.Mode, row.Label), line)
-		curves++
-	}
-	if curves == 0 {
-		return errors.New("--plot: no applicable mode to plot")
-	}
-	// Curves rise from the left, so the top-left corner is the emptiest.
-	p.Legend.Top = true
-	p.Legend.Left = true
-	p.Legend.XOffs = vg.Points(12)
-	p.Legend.YOffs = -vg.Points(6)
-	p.Add(plotter.NewGrid())
-	p.BackgroundColor = color.White
-	p.Y.Max = math.Max(p.Y.Max, top*headroom) // room above the curves for the legend
-	if err := p.Save(8*vg.Inch, 5*vg.Inch, file); err != nil {
-		return fmt.Errorf("--plot %s: %w", file, err)
-	}
-	return nil
 }

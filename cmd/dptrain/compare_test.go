@@ -208,3 +208,41 @@ training:
 	}
 	t.Error("no sgld row")
 }
+
+// TestCompareMBCDSchedule runs the DP-MBCD reading's TV2 setting (n = 2500, b = 100, η = 0.05,
+// L_F = 0.98, o = 0.001: z = 40 at C = 0.5) on four blocks of 20 epochs each: after the first
+// block the mbcd mode must equal TV2's ε = 0.20081, afterwards grow as blocks compose, and the
+// single-block certified mode must refuse the second block.
+func TestCompareMBCDSchedule(t *testing.T) {
+	out, err := runCompareCmd(t, "--sampling", "shuffled-once", "--dataset-size", "2500", "--batch-size", "100",
+		"--step-size", "0.05", "--noise-multiplier", "40", "--clip-norm", "0.5", "--lipschitz", "0.5", "--smoothness", "0.4",
+		"--convexity", "convex", "--diameter", "10", "--last-iterate-only", "--neighbouring", "replace-one",
+		"--blocks", "4", "--block-epochs", "20", "--steps", "2000", "--at", "500,1000", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r compareReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	rows := map[string]compareRow{}
+	for _, m := range r.Modes {
+		rows[m.Mode] = m
+	}
+	mb := rows["mbcd"]
+	if !mb.Applicable || len(mb.At) != 3 {
+		t.Fatalf("mbcd row %+v", mb)
+	}
+	if got := mb.At[0].Epsilon; math.Abs(got-0.20081) > 1e-5 {
+		t.Errorf("mbcd after block 0 (500 steps): ε = %v, want TV2's 0.20081", got)
+	}
+	if !(mb.At[1].Epsilon > mb.At[0].Epsilon && mb.At[2].Epsilon > mb.At[1].Epsilon) {
+		t.Errorf("mbcd ε does not grow as blocks compose: %+v", mb.At)
+	}
+	if c := rows["mbcd-certified"]; c.Applicable || !strings.Contains(c.Reason, "block 1 after block 0") {
+		t.Errorf("mbcd-certified should refuse the second block: %+v", c)
+	}
+	if c := rows["chien-li"]; c.Applicable || !strings.Contains(c.Reason, "block") {
+		t.Errorf("chien-li should refuse block-coordinate steps: %+v", c)
+	}
+}
