@@ -159,7 +159,7 @@ type TrainingConfig struct {
 	LogEvery int `yaml:"log_every"`
 	// PrivacyEvery computes ε in every mode for the metrics and progress every PrivacyEvery
 	// steps (and at evaluations and the end). 0 means every step, or every LogEvery steps when
-	// pld is listed (a PLD query costs up to a second). The stopping check runs before every
+	// pld or chien-li is listed (their queries cost milliseconds to a second). The stopping check runs before every
 	// step regardless.
 	PrivacyEvery int `yaml:"privacy_every"`
 }

@@ -74,7 +74,8 @@ func (c *Config) setDefaults() {
 	}
 	if c.Training.PrivacyEvery == 0 {
 		c.Training.PrivacyEvery = 1
-		if slices.Contains(p.Accountants, "pld") {
+		// PLD and Chien & Li queries cost milliseconds to a second; the others microseconds.
+		if slices.Contains(p.Accountants, "pld") || slices.Contains(p.Accountants, "chien-li") {
 			c.Training.PrivacyEvery = c.Training.LogEvery
 		}
 	}

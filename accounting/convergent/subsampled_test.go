@@ -58,7 +58,8 @@ func TestSGMValues(t *testing.T) {
 // M = 240): √β with the standard S 1.1935, paper-literal β 1.5234, √β with the exact S 1.1842.
 // The grid differs from the reading's ([0, g(D)] here, [0, 1.2] there), so the tolerance is
 // 0.5%. The reading's values come from a grid program too, so they are upper bounds, not
-// optima: the accountant, which also runs the block solver, may only be lower (by at most 3%).
+// optima: the accountant, which uses the block solver for smooth losses, must not be above the
+// grid and may be lower (by at most 3%).
 func TestSubsampledExample(t *testing.T) {
 	if testing.Short() {
 		t.Skip("dynamic program over 1000 steps")
