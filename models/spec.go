@@ -74,6 +74,14 @@ func preset(name string) (Spec, bool) {
 			{Type: "maxpool", Kernel: 2, Stride: 1},
 			{Type: "flatten"}, {Type: "dense", Out: 32}, {Type: "tanh"}, {Type: "dense", Out: 10},
 		}}, true
+	case "scatternet-cnn-fmnist":
+		// Tramèr & Boneh (2021), Table 8: the CNN on ScatterNet features of (Fashion-)MNIST
+		// (81 channels of 7×7 for J = 2, L = 8; data.features in the config).
+		return Spec{Kind: "cnn", Input: []int{81, 7, 7}, Classes: 10, Layers: []LayerSpec{
+			{Type: "conv2d", Out: 16, Kernel: 3, Stride: 2, Padding: 1}, {Type: "tanh"},
+			{Type: "conv2d", Out: 32, Kernel: 3, Stride: 1, Padding: 1}, {Type: "tanh"},
+			{Type: "flatten"}, {Type: "dense", Out: 32}, {Type: "tanh"}, {Type: "dense", Out: 10},
+		}}, true
 	case "lenet5":
 		// LeCun et al. (1998) LeNet-5 on 28×28 inputs (padding 2 recovers the 32×32 geometry),
 		// with tanh and average pooling as in the original.

@@ -36,6 +36,9 @@ type DataConfig struct {
 	Dir string `yaml:"dir"`
 	// Normalize is "standard" (per-dataset mean/std), "unit" ([0,1]) or "none".
 	Normalize string `yaml:"normalize"`
+	// Features, when set, replaces the images by data-independent features before
+	// FeatureNorm is applied.
+	Features FeaturesConfig `yaml:"features"`
 	// FeatureNorm, when > 0, scales every example to l2 norm at most FeatureNorm: a
 	// per-record, data-independent map that hidden-state accountants' constants rely on.
 	FeatureNorm float64 `yaml:"feature_norm"`
@@ -44,6 +47,20 @@ type DataConfig struct {
 	TrainSubset int `yaml:"train_subset"`
 	// TestSubset, when > 0, evaluates on the first TestSubset test examples.
 	TestSubset int `yaml:"test_subset"`
+}
+
+// FeaturesConfig selects a fixed feature extractor. It looks at no data, so it costs no
+// privacy.
+type FeaturesConfig struct {
+	// Kind is "" (raw inputs) or "scatternet": the 2-D scattering transform (data/scattering;
+	// Tramèr & Boneh 2021), e.g. 81 channels of 7×7 for 28×28 images.
+	Kind string `yaml:"kind"`
+	// J and L are the scattering scales and angles (default 2 and 8).
+	J int `yaml:"j"`
+	L int `yaml:"l"`
+	// Groups, when > 0, normalises each example's features by GroupNorm over Groups groups of
+	// channels, without affine parameters (per example, data-independent).
+	Groups int `yaml:"groups"`
 }
 
 // ModelConfig selects the network: a preset, or a kind with its sizes.

@@ -60,6 +60,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"override not kv", minimal, []string{"optimizer.learning_rate"}, "want key.path=value"},
 		{"override into scalar", minimal, []string{"name.x=1"}, "name is not a mapping"},
 		{"stop not listed", minimal, []string{"privacy.accountants=[rdp]", "privacy.stop_accountant=pld"}, "not among privacy.accountants"},
+		{"features kind", minimal, []string{"data.features.kind=pca"}, "data.features.kind = \"pca\""},
+		{"features scales", minimal, []string{"data.features.kind=scatternet", "data.features.j=9"}, "data.features: j in 1..6"},
 		{"empty", "", nil, "empty"},
 		{"not yaml", "a: [", nil, "did not find expected"},
 	}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"path/filepath"
 
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/data/scattering"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
 )
@@ -27,6 +29,23 @@ func loadData(ctx context.Context, cfg *Config, seed uint64) (*data.Dataset, *da
 	}
 	if err := ds.Normalize(cfg.Data.Normalize); err != nil {
 		return nil, nil, nil, err
+	}
+	if f := cfg.Data.Features; f.Kind == "scatternet" {
+		opts := scattering.Options{J: f.J, L: f.L, Groups: f.Groups}
+		dir, err := data.DefaultCacheDir()
+		if err == nil {
+			var out *data.Dataset
+			if out, _, err = scattering.CachedFeatures(ctx, ds, opts, filepath.Join(dir, "features")); err == nil {
+				ds = out
+			}
+		}
+		if err != nil {
+			out, ferr := scattering.Features(ctx, ds, opts)
+			if ferr != nil {
+				return nil, nil, nil, ferr
+			}
+			ds = out
+		}
 	}
 	if r := cfg.Data.FeatureNorm; r > 0 {
 		if err := ds.BoundNorm(r); err != nil {

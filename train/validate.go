@@ -101,6 +101,14 @@ func (c *Config) Validate() error {
 	if !oneOf(c.Data.Normalize, "standard", "unit", "none") {
 		bad("data.normalize = %q: want standard, unit or none", c.Data.Normalize)
 	}
+	if f := c.Data.Features; f.Kind != "" {
+		if f.Kind != "scatternet" {
+			bad("data.features.kind = %q: want scatternet (or leave it out for raw inputs)", f.Kind)
+		}
+		if f.J < 0 || f.J > 6 || f.L < 0 || f.Groups < 0 {
+			bad("data.features: j in 1..6, l ≥ 1 and groups ≥ 0 (0 means j = 2, l = 8, no normalisation)")
+		}
+	}
 	if c.Data.FeatureNorm < 0 || c.Data.TrainSubset < 0 || c.Data.TestSubset < 0 {
 		bad("data.feature_norm, data.train_subset and data.test_subset must not be negative")
 	}
