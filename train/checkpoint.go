@@ -15,6 +15,7 @@ import (
 	"slices"
 
 	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/data"
 )
 
 // Checkpoint is the state a run needs to resume: the parameters, the update rule's state, the
@@ -72,7 +73,7 @@ func SaveCheckpoint(path string, c *Checkpoint) error {
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	return writeFileAtomic(path, func(w io.Writer) error {
+	return data.WriteFileAtomic(path, func(w io.Writer) error {
 		h := sha256.New()
 		mw := io.MultiWriter(w, h)
 		var n [4]byte

@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/dptrain/dptrain/data"
 )
 
 // MetricsWriter appends one record per step to metrics.jsonl and metrics.csv in a run
@@ -137,7 +139,7 @@ func truncateMetrics(jpath, cpath string, last int) error {
 				keep = append(keep, l)
 			}
 		}
-		if err := writeFileAtomic(jpath, func(w io.Writer) error {
+		if err := data.WriteFileAtomic(jpath, func(w io.Writer) error {
 			for _, l := range keep {
 				w.Write(l)
 				if _, err := w.Write([]byte{'\n'}); err != nil {
@@ -155,7 +157,7 @@ func truncateMetrics(jpath, cpath string, last int) error {
 		if rerr != nil {
 			return fmt.Errorf("metrics: %s is corrupt (%v): remove it to start a fresh one", cpath, rerr)
 		}
-		return writeFileAtomic(cpath, func(w io.Writer) error {
+		return data.WriteFileAtomic(cpath, func(w io.Writer) error {
 			cw := csv.NewWriter(w)
 			for i, r := range rows {
 				if i > 0 {

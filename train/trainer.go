@@ -224,7 +224,7 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	} else if _, err := os.Stat(ckptPath); err == nil {
 		return nil, fmt.Errorf("%s already holds a checkpoint: pass --resume to continue that run, or set output.dir to a new directory", out)
 	}
-	if err := writeFileAtomic(filepath.Join(out, ConfigFile), func(w io.Writer) error { return yaml.NewEncoder(w).Encode(cfg) }); err != nil {
+	if err := data.WriteFileAtomic(filepath.Join(out, ConfigFile), func(w io.Writer) error { return yaml.NewEncoder(w).Encode(cfg) }); err != nil {
 		return nil, err
 	}
 
@@ -354,7 +354,7 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 		sum.Delta, sum.TargetEpsilon = cfg.Privacy.Delta, cfg.Privacy.TargetEpsilon
 		sum.Epsilon = t.live.snapshot(cfg.Privacy.Delta)
 	}
-	if err := writeFileAtomic(filepath.Join(out, SummaryFile), func(w io.Writer) error {
+	if err := data.WriteFileAtomic(filepath.Join(out, SummaryFile), func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(sum)

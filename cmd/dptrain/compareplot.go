@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"image/color"
+	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 
+	"github.com/dptrain/dptrain/data"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -115,35 +115,11 @@ func plotCompare(file, title string, r compareReport) error {
 	dc.Fill(dc.Rectangle.Path())
 	p.Draw(draw.Crop(dc, 0, -legendWidth, 0, 0))
 	legend.Draw(draw.Crop(draw.Crop(dc, width-legendWidth, 0, 0, 0), vg.Points(8), 0, 0, -vg.Points(30)))
-	return writePNGAtomic(file, img)
-}
-
-// writePNGAtomic writes img to file through a temporary file in the same directory, so an
-// existing plot is never left half-written.
-func writePNGAtomic(file string, img *vgimg.Canvas) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".*")
-	if err != nil {
-		return fmt.Errorf("--plot %s: %w", file, err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = (vgimg.PngCanvas{Canvas: img}).WriteTo(tmp); err != nil {
-		return fmt.Errorf("--plot %s: %w", file, err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("--plot %s: %w", file, err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("--plot %s: %w", file, err)
-	}
-	if err = os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("--plot %s: %w", file, err)
-	}
-	if err = os.Rename(tmp.Name(), file); err != nil {
+	// Atomically: an existing plot is never left half-written.
+	if err := data.WriteFileAtomic(file, func(w io.Writer) error {
+		_, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(w)
+		return err
+	}); err != nil {
 		return fmt.Errorf("--plot %s: %w", file, err)
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -78,58 +79,41 @@ type cacheHeader struct {
 	Preprocessing []string `json:"preprocessing"`
 }
 
-func writeCache(path string, ds *data.Dataset) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+func writeCache(path string, ds *data.Dataset) error {
+	err := data.WriteFileAtomic(path, func(f io.Writer) error {
+		h := sha256.New()
+		w := io.MultiWriter(f, h)
+		hdr, _ := json.Marshal(cacheHeader{Shape: ds.Shape, Train: ds.Train.Len(), Test: ds.Test.Len(), Preprocessing: ds.Preprocessing})
+		if _, err := w.Write(cacheMagic); err != nil {
+			return err
+		}
+		if err := binary.Write(w, binary.LittleEndian, uint32(len(hdr))); err != nil {
+			return err
+		}
+		if _, err := w.Write(hdr); err != nil {
+			return err
+		}
+		buf := make([]byte, 4*4096)
+		for _, sp := range []*data.Split{ds.Train, ds.Test} {
+			if sp == nil {
+				continue
+			}
+			for x := sp.X; len(x) > 0; {
+				n := min(len(x), 4096)
+				for i, v := range x[:n] {
+					binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(v))
+				}
+				if _, err := w.Write(buf[:4*n]); err != nil {
+					return err
+				}
+				x = x[n:]
+			}
+		}
+		_, err := f.Write(h.Sum(nil))
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("scattering: cache: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	h := sha256.New()
-	w := &bytes.Buffer{}
-	hdr, _ := json.Marshal(cacheHeader{Shape: ds.Shape, Train: ds.Train.Len(), Test: ds.Test.Len(), Preprocessing: ds.Preprocessing})
-	w.Write(cacheMagic)
-	binary.Write(w, binary.LittleEndian, uint32(len(hdr)))
-	w.Write(hdr)
-	write := func(b []byte) error {
-		h.Write(b)
-		_, err := tmp.Write(b)
-		return err
-	}
-	if err = write(w.Bytes()); err != nil {
-		return fmt.Errorf("scattering: cache %s: %w", path, err)
-	}
-	buf := make([]byte, 4*4096)
-	for _, sp := range []*data.Split{ds.Train, ds.Test} {
-		if sp == nil {
-			continue
-		}
-		for x := sp.X; len(x) > 0; {
-			n := min(len(x), 4096)
-			for i, v := range x[:n] {
-				binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(v))
-			}
-			if err = write(buf[:4*n]); err != nil {
-				return fmt.Errorf("scattering: cache %s: %w", path, err)
-			}
-			x = x[n:]
-		}
-	}
-	if _, err = tmp.Write(h.Sum(nil)); err != nil {
-		return fmt.Errorf("scattering: cache %s: %w", path, err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("scattering: cache %s: %w", path, err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("scattering: cache %s: %w", path, err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("scattering: cache %s: %w", path, err)
 	}
 	return nil
 }

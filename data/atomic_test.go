@@ -1,4 +1,4 @@
-package train
+package data
 
 import (
 	"errors"
@@ -11,11 +11,11 @@ import (
 func TestWriteFileAtomicKeepsOldOnFailure(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "ckpt")
-	if err := writeFileAtomic(path, func(w io.Writer) error { _, err := w.Write([]byte("good")); return err }); err != nil {
+	if err := WriteFileAtomic(path, func(w io.Writer) error { _, err := w.Write([]byte("good")); return err }); err != nil {
 		t.Fatal(err)
 	}
 	fail := errors.New("disk on fire")
-	err := writeFileAtomic(path, func(w io.Writer) error {
+	err := WriteFileAtomic(path, func(w io.Writer) error {
 		w.Write([]byte("half"))
 		return fail
 	})

@@ -1,4 +1,4 @@
-package train
+package data
 
 import (
 	"bufio"
@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 )
 
-// writeFileAtomic writes a file so that a reader, or a crash, sees either the old contents or
+// WriteFileAtomic writes path with write so that a reader, or a crash, sees either the old contents or
 // the new ones in full, never a mix: write a temporary file in the same directory, sync it,
 // rename it over the target, then sync the directory.
-func writeFileAtomic(path string, write func(w io.Writer) error) (err error) {
+func WriteFileAtomic(path string, write func(w io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
