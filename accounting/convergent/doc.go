@@ -14,8 +14,11 @@
 //     exactly feasible grid dynamic program (§5.3).
 //   - Subsampled: Theorem 3.12 (fixed-size batches drawn without replacement, i.i.d. across
 //     steps), with the sampled-Gaussian cost S_α(q, s) of §5.5 folded into the per-step cost
-//     φ_α(a) of §5.1 and the same grid dynamic program. Labelled accounting.Paper: the reading
-//     (§10 A2) flags the subsampled proof as a sketch.
+//     φ_α(a) of §5.1. For smooth losses the path constraint is linear and a Lagrangian
+//     allocation over blocks of steps on the convex hull of a log-spaced φ_α table solves it
+//     (blocks.go; the grid program cannot follow a slow strongly convex contraction and never
+//     reached the plateau); for Hölder gradients the same grid dynamic program. Labelled
+//     accounting.Paper: the reading (§10 A2) flags the subsampled proof as a sketch.
 //   - Cyclic: Theorem A.1 for shuffled cyclic batches (fresh or one-time permutation), made data
 //     independent by bounding the worst case over the step at which the differing example is
 //     used in each epoch (Corollary A.3 is not shipped; the reading, §10 A6, says why).

@@ -17,7 +17,8 @@ const phiPoints = 16000
 //
 //	ε(α) = min( T·S_α(q, σ/u_b) , min over τ ≥ 1 and feasible shifts of Σ_{t=τ}^{T−1} φ_α(a_t) ),
 //
-// q = b/n, u_b = 2ηK/b, evaluated by the grid dynamic program at each integer order. The
+// q = b/n, u_b = 2ηK/b, evaluated at each integer order by the block solver (smooth losses)
+// or the grid dynamic program (Hölder gradients). The
 // tracking assumes the differing example is in every batch (Theorem 3.12's D_t), which
 // dominates the other case.
 //
@@ -198,7 +199,11 @@ func (a *Subsampled) Constants() map[string]float64 {
 	c := a.p.constants(a.steps)
 	c["sample_rate_q"] = float64(a.p.b) / float64(a.p.n)
 	c["sgm_noise_s0"] = a.p.sigma / a.p.u()
-	c["grid_size"] = float64(a.opts.gridSize())
+	if a.blocks[0] != nil {
+		c["block_solver_blocks"] = maxBlocks
+	} else {
+		c["grid_size"] = float64(a.opts.gridSize())
+	}
 	c["paper_literal_beta"] = b2f(a.opts.PaperLiteral)
 	c["exact_sgm"] = b2f(a.opts.ExactSGM)
 	if a.steps > 0 {
