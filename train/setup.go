@@ -11,10 +11,18 @@ import (
 	"github.com/dptrain/dptrain/data/scattering"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
+	"github.com/sirupsen/logrus"
 )
 
 // loadData finds, reads and preprocesses the configured dataset.
-func loadData(ctx context.Context, cfg *Config, seed uint64) (*data.Dataset, *data.Split, *data.Split, error) {
+// LoadData reads the config's dataset and applies its preprocessing (normalisation, features,
+// feature-norm bound, subsets) exactly as training does; dptrain eval uses it so a model is
+// evaluated on the inputs it was trained on.
+func LoadData(ctx context.Context, cfg *Config, log *logrus.Logger) (ds *data.Dataset, train, test *data.Split, err error) {
+	return loadData(ctx, cfg, 0, log)
+}
+
+func loadData(ctx context.Context, cfg *Config, seed uint64, log *logrus.Logger) (*data.Dataset, *data.Split, *data.Split, error) {
 	loc := &data.Locator{Dir: cfg.Data.Dir, Seed: seed}
 	ds, err := loc.Load(ctx, cfg.Data.Dataset)
 	if err != nil {
@@ -32,20 +40,20 @@ func loadData(ctx context.Context, cfg *Config, seed uint64) (*data.Dataset, *da
 	}
 	if f := cfg.Data.Features; f.Kind == "scatternet" {
 		opts := scattering.Options{J: f.J, L: f.L, Groups: f.Groups}
+		var out *data.Dataset
 		dir, err := data.DefaultCacheDir()
 		if err == nil {
-			var out *data.Dataset
-			if out, _, err = scattering.CachedFeatures(ctx, ds, opts, filepath.Join(dir, "features")); err == nil {
-				ds = out
-			}
+			out, _, err = scattering.CachedFeatures(ctx, ds, opts, filepath.Join(dir, "features"))
+		} else {
+			out, err = scattering.Features(ctx, ds, opts)
+		}
+		if out == nil {
+			return nil, nil, nil, err
 		}
 		if err != nil {
-			out, ferr := scattering.Features(ctx, ds, opts)
-			if ferr != nil {
-				return nil, nil, nil, ferr
-			}
-			ds = out
+			log.Warnf("features computed but not cached: %v", err)
 		}
+		ds = out
 	}
 	if r := cfg.Data.FeatureNorm; r > 0 {
 		if err := ds.BoundNorm(r); err != nil {

@@ -85,7 +85,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Trainer, error) {
 	}
 	// Synthetic datasets are generated from the fixed seed 0, whatever the run's seed, so that
 	// every run and dptrain eval see the same data.
-	if t.ds, t.train, t.test, err = loadData(ctx, cfg, 0); err != nil {
+	if t.ds, t.train, t.test, err = loadData(ctx, cfg, 0, t.log); err != nil {
 		return nil, err
 	}
 	t.log.Infof("data: %s from %s: %d training, %d test examples of shape %v", t.ds.Name, t.ds.Source, t.train.Len(), t.test.Len(), t.ds.Shape)

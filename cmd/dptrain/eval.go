@@ -9,39 +9,53 @@ import (
 
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/train"
 )
 
 func init() { subcommands = append(subcommands, newEvalCmd) }
 
 func newEvalCmd(a *app) *cobra.Command {
-	var model, dataset, dir, normalize string
+	var model, dataset, dir, normalize, config string
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:     "eval",
-		Short:   "Evaluate a saved model on a dataset's test split",
-		Example: `  dptrain eval --model runs/quickstart/model.dpm --dataset fashion-mnist`,
-		Args:    cobra.NoArgs,
+		Use:   "eval",
+		Short: "Evaluate a saved model on a dataset's test split",
+		Example: `  dptrain eval --model runs/quickstart/model.dpm --dataset fashion-mnist
+  dptrain eval --model runs/fmnist-scatternet-cnn-dpsgd/model.dpm --config runs/fmnist-scatternet-cnn-dpsgd/config.yaml`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if model == "" || dataset == "" {
-				return fmt.Errorf("--model FILE and --dataset NAME are required")
+			if model == "" || (dataset == "") == (config == "") {
+				return fmt.Errorf("--model FILE and one of --dataset NAME or --config FILE (the run's config.yaml, for its preprocessing) are required")
 			}
 			nw, err := models.Load(model)
 			if err != nil {
 				return err
 			}
-			ds, err := (&data.Locator{Dir: dir}).Load(context.Background(), dataset)
-			if err != nil {
-				return err
-			}
-			if err := ds.Normalize(normalize); err != nil {
-				return err
+			var ds *data.Dataset
+			if config != "" {
+				cfg, err := train.LoadConfig(config, nil)
+				if err != nil {
+					return err
+				}
+				var test *data.Split
+				if ds, _, test, err = train.LoadData(cmd.Context(), cfg, a.log); err != nil {
+					return err
+				}
+				ds.Test, dataset = test, ds.Name
+			} else {
+				if ds, err = (&data.Locator{Dir: dir}).Load(context.Background(), dataset); err != nil {
+					return err
+				}
+				if err := ds.Normalize(normalize); err != nil {
+					return err
+				}
 			}
 			if ds.Test.Len() == 0 {
 				return fmt.Errorf("dataset %s at %s has no test split", ds.Name, ds.Source)
 			}
 			s, err := nw.Evaluate(models.Batch{X: ds.Test.X, Y: ds.Test.Y, N: ds.Test.N})
 			if err != nil {
-				return fmt.Errorf("%s on %s: %w (was the model trained on this dataset?)", model, dataset, err)
+				return fmt.Errorf("%s on %s: %w (was the model trained on this dataset with this preprocessing? pass --config with the run's config.yaml)", model, dataset, err)
 			}
 			acc, loss := float64(s.Correct)/float64(s.N), s.Loss/float64(s.N)
 			if asJSON {
@@ -57,6 +71,7 @@ func newEvalCmd(a *app) *cobra.Command {
 	cmd.Flags().StringVar(&dataset, "dataset", "", "dataset name")
 	cmd.Flags().StringVar(&dir, "dir", "", "directory holding the dataset's files")
 	cmd.Flags().StringVar(&normalize, "normalize", "standard", "normalisation the model was trained with: standard, unit or none")
+	cmd.Flags().StringVar(&config, "config", "", "training config (e.g. the run's config.yaml): take the dataset and all its preprocessing (features included) from it")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }

@@ -53,6 +53,16 @@ func TestTrainAndEvalCommands(t *testing.T) {
 	if ev.Accuracy != sum.TestAccuracy {
 		t.Errorf("eval accuracy %v, training summary %v", ev.Accuracy, sum.TestAccuracy)
 	}
+	// The run's own config.yaml gives the same inputs, preprocessing included.
+	out, _, err = runDptrain(t, "eval", "--model", sum.ModelFile, "--config", filepath.Join(dir, "run", "config.yaml"), "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev.Accuracy = -1
+	json.Unmarshal([]byte(out), &ev)
+	if ev.Accuracy != sum.TestAccuracy {
+		t.Errorf("eval --config accuracy %v, training summary %v", ev.Accuracy, sum.TestAccuracy)
+	}
 
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte(synthConfig+"trianing: {}\n"), 0o644)
@@ -64,6 +74,7 @@ func TestTrainAndEvalCommands(t *testing.T) {
 		{[]string{"train", "--config", bad}, "field trianing not found"},
 		{[]string{"train", "--config", cfg, "--set", "privacy.delta=0"}, "privacy.delta"},
 		{[]string{"eval", "--model", filepath.Join(dir, "nope.dpm"), "--dataset", "synthetic-mixture"}, "nope.dpm"},
+		{[]string{"eval", "--model", sum.ModelFile, "--dataset", "synthetic-mixture", "--config", cfg}, "one of --dataset NAME or --config FILE"},
 	} {
 		if _, _, err := runDptrain(t, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)

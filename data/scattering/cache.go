@@ -27,7 +27,8 @@ var cacheMagic = []byte("DPSCAT1\n")
 // format version, the options and the input dataset (name, source, preprocessing, shape, split
 // sizes and every pixel), and ends with a SHA-256 of its contents. A missing, truncated or
 // corrupt file is recomputed and rewritten atomically (temporary file, fsync, rename); hit
-// reports whether the cache was used.
+// reports whether the cache was used. When only writing the cache fails, out holds the
+// computed features and err says why the cache could not be written.
 func CachedFeatures(ctx context.Context, ds *data.Dataset, opts Options, dir string) (out *data.Dataset, hit bool, err error) {
 	opts = opts.withDefaults()
 	key := cacheKey(ds, opts)
@@ -40,10 +41,10 @@ func CachedFeatures(ctx context.Context, ds *data.Dataset, opts Options, dir str
 		return nil, false, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, false, fmt.Errorf("scattering: cache directory %s: %w (set DPTRAIN_DATA to a writable directory)", dir, err)
+		return out, false, fmt.Errorf("scattering: cache directory %s: %w (set DPTRAIN_DATA to a writable directory)", dir, err)
 	}
 	if err := writeCache(path, out); err != nil {
-		return nil, false, err
+		return out, false, err
 	}
 	return out, false, nil
 }
