@@ -126,7 +126,8 @@ func plotCompare(file, title string, r compareReport) error {
 }
 
 // logTicks125 labels a logarithmic axis at 1, 2 and 5 times the powers of ten when the range
-// spans at most three decades, and at the powers of ten (with unlabelled minor ticks) beyond.
+// spans at most three decades, and at the powers of ten (with unlabelled minor ticks) beyond;
+// evenly spaced ticks when that would leave fewer than three labels.
 type logTicks125 struct{}
 
 // Ticks implements plot.Ticker.
@@ -149,6 +150,15 @@ func (logTicks125) Ticks(lo, hi float64) []plot.Tick {
 			}
 			ticks = append(ticks, plot.Tick{Value: v, Label: label})
 		}
+	}
+	labelled := 0
+	for _, t := range ticks {
+		if t.Label != "" {
+			labelled++
+		}
+	}
+	if labelled < 3 { // a narrow range: evenly spaced ticks read better
+		return plot.DefaultTicks{}.Ticks(lo, hi)
 	}
 	return ticks
 }
