@@ -176,13 +176,9 @@ func (b *blockSolver) value(s int, A float64) (float64, []float64) {
 
 // bound returns the smallest value over cuts τ = T − s, s on a grid (every s up to 32, then
 // geometric steps of 5%), and the cut attaining it; T·φ_α(0) (composition, τ = 0) when no cut
-// does better. best is a value known from elsewhere (+Inf if none): windows that cannot beat
-// it are skipped, and τ = −1 says none did.
-func (b *blockSolver) bound(T int, best float64) (float64, int) {
-	tau := -1
-	if c := float64(T) * b.perStep; c <= best {
-		best, tau = c, 0
-	}
+// does better. Windows whose composition part alone cannot beat the best so far are skipped.
+func (b *blockSolver) bound(T int) (float64, int) {
+	best, tau := float64(T)*b.perStep, 0
 	for s := 1; s < T; {
 		if float64(s)*b.perStep >= best {
 			break

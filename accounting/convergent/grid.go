@@ -157,15 +157,8 @@ func (e *gridEngine) lowerBound(s int, A float64) float64 {
 }
 
 // bound returns the minimum at horizon T (in the cost's units) and the cut τ attaining it.
-func (e *gridEngine) bound(T int) (float64, int) { return e.boundBelow(T, math.Inf(1)) }
-
-// boundBelow is bound with a value known from elsewhere: the search skips what cannot beat
-// it, and returns (known, −1) when nothing does.
-func (e *gridEngine) boundBelow(T int, known float64) (float64, int) {
+func (e *gridEngine) bound(T int) (float64, int) {
 	best, tau := float64(T)*e.perStep, 0
-	if known < best {
-		best, tau = known, -1
-	}
 	if T <= 1 {
 		return best, tau
 	}

@@ -131,7 +131,7 @@ func subsampledEngine(p params, opts Options, order int) (*gridEngine, *blockSol
 // on every case tested), the grid program's for Hölder gradients.
 func (a *Subsampled) bound(i int) (float64, int) {
 	if b := a.blocks[i]; b != nil {
-		return b.bound(a.steps, math.Inf(1))
+		return b.bound(a.steps)
 	}
 	return a.engines[i].bound(a.steps)
 }
