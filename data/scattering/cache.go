@@ -19,7 +19,7 @@ import (
 )
 
 // cacheVersion changes whenever the transform's output would change.
-const cacheVersion = "dptrain-scattering-1"
+const cacheVersion = "dptrain-scattering-2"
 
 var cacheMagic = []byte("DPSCAT1\n")
 

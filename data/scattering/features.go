@@ -47,7 +47,7 @@ func (o Options) String() string {
 }
 
 // Features returns a new dataset holding the scattering features of ds's images (both
-// splits), with Shape [C·K, ⌈H/2^J⌉, ⌈W/2^J⌉]; labels are shared with ds.
+// splits), with Shape [C·K, ⌊H/2^J⌋, ⌊W/2^J⌋]; labels are shared with ds.
 func Features(ctx context.Context, ds *data.Dataset, opts Options) (*data.Dataset, error) {
 	opts = opts.withDefaults()
 	if len(ds.Shape) != 3 {

@@ -30,7 +30,7 @@ func gabor(n int, sigma, theta, xi, slant float64) []complex128 {
 			}
 		}
 	}
-	norm := complex(2*math.Pi*sigma*sigma/slant, 0)
+	norm := complex(2*kymatioPi*sigma*sigma/slant, 0)
 	for i := range g {
 		g[i] /= norm
 	}
@@ -122,3 +122,7 @@ func newBank(n, J, L int) bank {
 	}
 	return b
 }
+
+// kymatioPi is the π of kymatio's gabor_2d normalisation, which divides by the literal 3.1415;
+// kept so the features equal kymatio's (φ̂(0) = π/3.1415 rather than 1).
+const kymatioPi = 3.1415

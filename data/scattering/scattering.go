@@ -13,6 +13,8 @@ type Scattering struct {
 	// reflect-padding offsets.
 	n, top, left int
 	outH, outW   int
+	// r0, c0 are the first low-resolution cells kept: kymatio drops one on each side.
+	r0, c0 int
 	bank         bank
 }
 
@@ -34,8 +36,17 @@ func New(height, width, J, L int) (*Scattering, error) {
 	pad := func(m int) int { return ((m+k)/k + 1) * k }
 	n := max(pad(height), pad(width))
 	s := &Scattering{h: height, w: width, J: J, L: L, n: n, top: (n - height) / 2, left: (n - width) / 2}
-	// The output keeps the image's cells: ⌈size/2^J⌉, as kymatio's unpadding gives.
-	s.outH, s.outW = (height+k-1)/k, (width+k-1)/k
+	// kymatio's unpadding keeps ⌊size/2^J⌋ cells.
+	s.outH, s.outW = height/k, width/k
+	// kymatio drops the first cell of its own padding; a side padded further (to make the grid
+	// square) starts where the image does.
+	s.r0, s.c0 = 1, 1
+	if pad(height) != n {
+		s.r0 = s.top / k
+	}
+	if pad(width) != n {
+		s.c0 = s.left / k
+	}
 	s.bank = newBank(n, J, L)
 	return s, nil
 }
@@ -43,7 +54,7 @@ func New(height, width, J, L int) (*Scattering, error) {
 // Channels returns the number of output channels per input channel, 1 + J·L + L²·J(J−1)/2.
 func (s *Scattering) Channels() int { return 1 + s.J*s.L + s.L*s.L*s.J*(s.J-1)/2 }
 
-// OutShape returns the output shape [C·Channels(), ⌈H/2^J⌉, ⌈W/2^J⌉] for C input channels.
+// OutShape returns the output shape [C·Channels(), ⌊H/2^J⌋, ⌊W/2^J⌋] for C input channels.
 func (s *Scattering) OutShape(inChannels int) []int {
 	return []int{inChannels * s.Channels(), s.outH, s.outW}
 }
@@ -67,7 +78,7 @@ func (s *Scattering) NewWorkspace() *Workspace {
 }
 
 // Apply writes the transform of one CHW image src (inChannels·H·W values) to dst
-// (inChannels·Channels()·⌈H/2^J⌉·⌈W/2^J⌉ values).
+// (inChannels·Channels()·⌊H/2^J⌋·⌊W/2^J⌋ values).
 func (s *Scattering) Apply(dst, src []float32, inChannels int, ws *Workspace) {
 	per := s.Channels() * s.outH * s.outW
 	for c := range inChannels {
@@ -141,8 +152,7 @@ func (s *Scattering) apply1(dst, img []float32, ws *Workspace) {
 
 // unpad copies the image's cells of the m×m low-resolution grid (real parts) to dst.
 func (s *Scattering) unpad(dst []float32, src []complex128, m int) {
-	k := 1 << s.J
-	r0, c0 := s.top/k, s.left/k
+	r0, c0 := s.r0, s.c0
 	for r := range s.outH {
 		for c := range s.outW {
 			dst[r*s.outW+c] = float32(real(src[(r+r0)*m+c+c0]))

@@ -93,8 +93,8 @@ func TestPeriodizeIsSubsampling(t *testing.T) {
 func TestFilterBank(t *testing.T) {
 	n, J, L := 36, 2, 8
 	b := newBank(n, J, L)
-	if math.Abs(b.phi[0][0]-1) > 1e-6 {
-		t.Errorf("φ̂(0) = %v, want 1 (a normalised Gaussian)", b.phi[0][0])
+	if want := math.Pi / kymatioPi; math.Abs(b.phi[0][0]-want) > 1e-6 {
+		t.Errorf("φ̂(0) = %v, want π/3.1415 = %v (kymatio's normalised Gaussian)", b.phi[0][0], want)
 	}
 	lp := make([]float64, n*n)
 	for i := range lp {
@@ -136,6 +136,7 @@ func TestShapes(t *testing.T) {
 		{28, 28, 1, 8, 1, []int{9, 14, 14}},
 		{32, 32, 3, 4, 1, []int{1 + 12 + 16*3, 4, 4}},
 		{16, 24, 2, 4, 2, []int{2 * 25, 4, 6}},
+		{28, 28, 3, 8, 1, []int{1 + 24 + 64*3, 3, 3}}, // ⌊28/8⌋, as kymatio
 	}
 	for _, tt := range tests {
 		s, err := New(tt.h, tt.w, tt.J, tt.L)
@@ -166,7 +167,8 @@ func TestShapes(t *testing.T) {
 }
 
 // TestConstantImage: a Morlet wavelet has zero mean, so a constant image has zero order-1 and
-// order-2 coefficients, and its order-0 (φ-averaged) coefficients equal the constant.
+// order-2 coefficients, and its order-0 (φ-averaged) coefficients equal the constant times
+// φ̂(0) = π/3.1415.
 func TestConstantImage(t *testing.T) {
 	s, _ := New(28, 28, 2, 8)
 	src := make([]float32, 28*28)
@@ -175,9 +177,10 @@ func TestConstantImage(t *testing.T) {
 	}
 	dst := make([]float32, 81*49)
 	s.Apply(dst, src, 1, s.NewWorkspace())
+	want := 0.75 * math.Pi / kymatioPi
 	for i := range 49 {
-		if math.Abs(float64(dst[i])-0.75) > 1e-5 {
-			t.Fatalf("order 0 at %d: %v, want 0.75", i, dst[i])
+		if math.Abs(float64(dst[i])-want) > 1e-6 {
+			t.Fatalf("order 0 at %d: %v, want %v", i, dst[i], want)
 		}
 	}
 	for i := 49; i < len(dst); i++ {
