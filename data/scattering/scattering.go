@@ -15,7 +15,7 @@ type Scattering struct {
 	outH, outW   int
 	// r0, c0 are the first low-resolution cells kept: kymatio drops one on each side.
 	r0, c0 int
-	bank         bank
+	bank   bank
 }
 
 // New returns the transform of height×width images, or an error naming the parameter to change.
