@@ -20,6 +20,23 @@ func smoothImage(h, w int, shift int) []float32 {
 	return img
 }
 
+// circConv is the direct circular convolution of two n×n arrays, the reference for the FFT path.
+func circConv(x, k []complex128, n int) []complex128 {
+	out := make([]complex128, n*n)
+	for r := range n {
+		for c := range n {
+			var sum complex128
+			for a := range n {
+				for b := range n {
+					sum += x[a*n+b] * k[((r-a+n)%n)*n+(c-b+n)%n]
+				}
+			}
+			out[r*n+c] = sum
+		}
+	}
+	return out
+}
+
 func TestFFTRoundTripAndConvolution(t *testing.T) {
 	for _, n := range []int{9, 18, 36} {
 		rng := rand.New(rand.NewPCG(1, uint64(n)))
@@ -28,19 +45,7 @@ func TestFFTRoundTripAndConvolution(t *testing.T) {
 			x[i] = complex(rng.NormFloat64(), 0)
 			f[i] = complex(rng.NormFloat64(), rng.NormFloat64())
 		}
-		// Direct circular convolution.
-		direct := make([]complex128, n*n)
-		for r := range n {
-			for c := range n {
-				var s complex128
-				for a := range n {
-					for b := range n {
-						s += x[a*n+b] * f[((r-a+n)%n)*n+(c-b+n)%n]
-					}
-				}
-				direct[r*n+c] = s
-			}
-		}
+		direct := circConv(x, f, n)
 		ft := newFFT2(n)
 		X, F := append([]complex128(nil), x...), append([]complex128(nil), f...)
 		ft.forward(X)
@@ -215,21 +220,7 @@ func TestAgainstDirect(t *testing.T) {
 		newFFT2(n).inverse(x)
 		return x
 	}
-	conv := func(x, k []complex128) []complex128 {
-		out := make([]complex128, n*n)
-		for r := range n {
-			for c := range n {
-				var sum complex128
-				for a := range n {
-					for b := range n {
-						sum += x[a*n+b] * k[((r-a+n)%n)*n+(c-b+n)%n]
-					}
-				}
-				out[r*n+c] = sum
-			}
-		}
-		return out
-	}
+	conv := func(x, k []complex128) []complex128 { return circConv(x, k, n) }
 	phi := spatial(s.bank.phi[0])
 	check := func(ch int, y []complex128) {
 		for r := range 7 {
