@@ -83,37 +83,60 @@ func CalibrateNoise(eps func(sigma float64) (float64, error), target float64) (f
 // replaced, composed into a fresh accountant from newAccountant, meets (target, delta). It
 // returns σ with the guarantee re-checked at σ, which never exceeds the target.
 func CalibrateStep(newAccountant func() (Accountant, error), step Step, target, delta float64) (float64, Guarantee, error) {
+	unit := step
+	unit.NoiseMultiplier = 1
+	if unit.Sensitivity > 0 {
+		unit.NoiseStd = unit.Sensitivity
+	}
+	return CalibrateRecords(newAccountant, []Step{unit}, target, delta)
+}
+
+// CalibrateRecords returns the smallest σ (CalibrateNoise) for which the records a run
+// declares at σ = 1, every one with its NoiseMultiplier (and NoiseStd, where Sensitivity is
+// set) multiplied by σ, composed in order into a fresh accountant from newAccountant, meet
+// (target, delta). The records may differ from step to step (step sizes, blocks, batch
+// indices) and a step may declare several; what must hold is that each record's noise is
+// linear in the algorithm's σ, as every optim record's is. It returns σ with the guarantee
+// re-checked at σ, which never exceeds the target.
+func CalibrateRecords(newAccountant func() (Accountant, error), unit []Step, target, delta float64) (float64, Guarantee, error) {
 	if !(delta > 0 && delta < 1) {
 		return 0, Guarantee{}, fmt.Errorf("accounting: δ = %v is outside (0, 1)", delta)
+	}
+	if len(unit) == 0 {
+		return 0, Guarantee{}, errors.New("accounting: no records to calibrate: the run declares no step")
+	}
+	scaled := func(s Step, sigma float64) Step {
+		s.NoiseMultiplier *= sigma
+		if s.Sensitivity > 0 {
+			s.NoiseStd *= sigma
+		}
+		return s
 	}
 	at := func(sigma float64) (Guarantee, error) {
 		a, err := newAccountant()
 		if err != nil {
 			return Guarantee{}, err
 		}
-		s := step
-		s.NoiseMultiplier = sigma
-		if s.Sensitivity > 0 {
-			s.NoiseStd = sigma * s.Sensitivity
-		}
-		if err := a.Compose(s); err != nil {
-			return Guarantee{}, err
+		for _, s := range unit {
+			if err := a.Compose(scaled(s, sigma)); err != nil {
+				return Guarantee{}, err
+			}
 		}
 		return a.Epsilon(delta)
 	}
-	// An accountant that refuses the step refuses it at every σ: say so now.
+	// An accountant that refuses a record refuses it at every σ: say so now.
 	if _, err := at(1); err != nil {
-		var probe Step = step
-		probe.NoiseMultiplier = 1
-		if verr := probe.Validate(); verr != nil {
-			return 0, Guarantee{}, verr
-		}
 		a, aerr := newAccountant()
 		if aerr != nil {
 			return 0, Guarantee{}, aerr
 		}
-		if cerr := a.Compose(probe); cerr != nil {
-			return 0, Guarantee{}, cerr
+		for _, s := range unit {
+			if verr := s.Validate(); verr != nil {
+				return 0, Guarantee{}, verr
+			}
+			if cerr := a.Compose(s); cerr != nil {
+				return 0, Guarantee{}, cerr
+			}
 		}
 	}
 	sigma, err := CalibrateNoise(func(s float64) (float64, error) {

@@ -56,6 +56,13 @@ type Optimizer interface {
 	Steps() int
 }
 
+// Initializer is implemented by optimizers that draw the initial iterate themselves (DP-SGLD's
+// θ_0, seed-001 Lemma 3.3). The trainer calls Init once, on the run's optimizer, before the
+// first step of a new run.
+type Initializer interface {
+	Init(params []float32)
+}
+
 // batchPlan is a validated BatchInfo: the scheme, rate and the fixed normaliser of the
 // gradient sum.
 type batchPlan struct {

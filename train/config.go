@@ -88,7 +88,8 @@ type LayerConfig struct {
 
 // OptimizerConfig is the private algorithm and its update rule.
 type OptimizerConfig struct {
-	// Algorithm is dp-sgd, sgd (non-private baseline), dp-sgld or modelmix.
+	// Algorithm is a registered algorithm's name: dp-sgd, sgd (non-private baseline), dp-sgld,
+	// modelmix (Builtin).
 	Algorithm string `yaml:"algorithm"`
 	// Update is the rule applied to the privatised gradient: sgd, momentum, nesterov, adam.
 	Update       string  `yaml:"update"`
@@ -110,8 +111,9 @@ type OptimizerConfig struct {
 	// privacy.target_epsilon over the configured epochs.
 	NoiseMultiplier NoiseMultiplier `yaml:"noise_multiplier"`
 
-	SGLD     SGLDConfig     `yaml:"dp_sgld"`
-	ModelMix ModelMixConfig `yaml:"modelmix"`
+	// Sections holds the algorithms' own sections (optimizer.dp_sgld, optimizer.modelmix, ...),
+	// each decoded strictly by its algorithm's registration (see Algorithm.Section).
+	Sections map[string]any `yaml:",inline"`
 }
 
 // ScheduleConfig is a learning-rate schedule.
@@ -125,24 +127,6 @@ type ScheduleConfig struct {
 	WarmupSteps int `yaml:"warmup_steps"`
 	// MinRate is cosine's final rate.
 	MinRate float64 `yaml:"min_rate"`
-}
-
-// SGLDConfig holds DP-SGLD's constants (seed-001).
-type SGLDConfig struct {
-	// Regularization is λ in (λ/2)‖θ‖², bias included; it is also the strong convexity.
-	Regularization float64 `yaml:"regularization"`
-	// Radius of the l2 ball iterates are projected onto; 0 uses sqrt(2 log C / λ) (seed-001 §4.5).
-	Radius float64 `yaml:"radius"`
-	// Decreasing selects η_k = 1/(2β + λk/2) instead of the constant learning rate.
-	Decreasing bool `yaml:"decreasing"`
-}
-
-// ModelMixConfig holds ModelMix's mixing parameters (seed-003).
-type ModelMixConfig struct {
-	// Gap is κ: the gap enforced between the last two iterates is τ = κ·η.
-	Gap float64 `yaml:"gap"`
-	// LinfParts is p of the l2+l∞ clipping (Algorithm 2); 0 or 1 means l2 only.
-	LinfParts int `yaml:"linf_parts"`
 }
 
 // PrivacyConfig is the privacy target and the accountants to run live.
@@ -215,21 +199,31 @@ func (n NoiseMultiplier) MarshalYAML() (any, error) {
 }
 
 // LoadConfig reads a YAML config file, applies overrides of the form "key.path=value" (as given
-// to --set), fills defaults and validates the result.
+// to --set), fills defaults and validates the result against the Builtin algorithms.
 func LoadConfig(path string, overrides []string) (*Config, error) {
+	return Builtin().LoadConfig(path, overrides)
+}
+
+// ParseConfig is LoadConfig on the bytes of a file.
+func ParseConfig(b []byte, overrides []string) (*Config, error) {
+	return Builtin().ParseConfig(b, overrides)
+}
+
+// LoadConfig is LoadConfig for the algorithms of r.
+func (r *Algorithms) LoadConfig(path string, overrides []string) (*Config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	cfg, err := ParseConfig(b, overrides)
+	cfg, err := r.ParseConfig(b, overrides)
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
 	return cfg, nil
 }
 
-// ParseConfig is LoadConfig on the bytes of a file.
-func ParseConfig(b []byte, overrides []string) (*Config, error) {
+// ParseConfig is ParseConfig for the algorithms of r.
+func (r *Algorithms) ParseConfig(b []byte, overrides []string) (*Config, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(b, &root); err != nil {
 		return nil, err
@@ -257,8 +251,8 @@ func ParseConfig(b []byte, overrides []string) (*Config, error) {
 			return nil, fmt.Errorf("after --set overrides: %w", err)
 		}
 	}
-	cfg.setDefaults()
-	if err := cfg.Validate(); err != nil {
+	r.setDefaults(cfg)
+	if err := r.Validate(cfg); err != nil {
 		return nil, err
 	}
 	return cfg, nil

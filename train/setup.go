@@ -148,19 +148,3 @@ func batchInfo(s data.Sampler, bi data.BatchInfo, fixed int) optim.BatchInfo {
 	}
 	return info
 }
-
-// accountingRun declares the run-level settings the accountants check.
-func accountingRun(cfg *Config, opt interface{ UpdateRule() string }, n int, sgld *optim.LangevinConstants) accounting.Run {
-	if sgld != nil {
-		r := sgld.Run(n)
-		r.LastIterateOnly = cfg.Privacy.Release == "final"
-		return r
-	}
-	return accounting.Run{
-		LastIterateOnly: cfg.Privacy.Release == "final",
-		UpdateRule:      opt.UpdateRule(),
-		DatasetSize:     n,
-		Convexity:       accounting.NonConvex,
-		Lipschitz:       cfg.Optimizer.ClipNorm,
-	}
-}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -15,6 +16,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"gopkg.in/yaml.v3"
 
+	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
@@ -31,6 +33,9 @@ type Options struct {
 	Resume bool
 	// Hooks run after the built-in ones, after every step.
 	Hooks []Hook
+	// Algorithms is the registry optimizer.algorithm is looked up in; nil means Builtin().
+	// A config parsed with another registry's ParseConfig needs that registry here too.
+	Algorithms *Algorithms
 }
 
 // Files in a run's output directory.
@@ -51,6 +56,8 @@ type Trainer struct {
 	test  *data.Split
 
 	model *models.Network
+	algs  *Algorithms
+	plan  Plan
 	opt   optim.Optimizer
 	noise *optim.Noise
 	// samplerNoise is the sampler's own stream, split from noise.
@@ -66,7 +73,10 @@ type Trainer struct {
 // if asked, and checks that every configured accountant covers the run — all before any
 // training step, so that a misconfigured run fails at once.
 func New(ctx context.Context, cfg *Config, opts Options) (*Trainer, error) {
-	t := &Trainer{cfg: cfg, opts: opts, log: opts.Log}
+	t := &Trainer{cfg: cfg, opts: opts, log: opts.Log, algs: opts.Algorithms}
+	if t.algs == nil {
+		t.algs = Builtin()
+	}
 	if t.log == nil {
 		t.log = logrus.New()
 		t.log.SetOutput(io.Discard)
@@ -120,38 +130,33 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Trainer, error) {
 	return t, nil
 }
 
-// buildOptimizer resolves σ (calibrating it when auto), builds the optimizer and the live
-// accountants.
+// buildOptimizer prepares the configured algorithm, resolves σ (calibrating it when auto),
+// builds the optimizer and the live accountants.
 func (t *Trainer) buildOptimizer(sched optim.Schedule) error {
 	cfg, o := t.cfg, t.cfg.Optimizer
-	n := t.train.Len()
-	var sgld *optim.LangevinConstants
-	switch o.Algorithm {
-	case AlgorithmSGD, AlgorithmDPSGD, AlgorithmModelMix:
-	case AlgorithmDPSGLD:
-		spec := t.model.Spec()
-		if spec.Kind != "logreg" {
-			return fmt.Errorf("dp-sgld: its guarantee needs a strongly convex loss: use model.kind logreg (got %s)", t.model.Name())
-		}
-		c, err := optim.SoftmaxLangevinConstants(cfg.Data.FeatureNorm, t.ds.Classes, o.SGLD.Regularization, !spec.NoBias)
-		if err != nil {
-			return err
-		}
-		if o.SGLD.Radius > 0 {
-			c.Radius = o.SGLD.Radius
-			c.Lipschitz = c.DataLipschitz + c.StrongConvexity*c.Radius
-		}
-		if err := c.Validate(); err != nil {
-			return err
-		}
-		sgld = &c
+	alg, err := t.algs.Lookup(o.Algorithm)
+	if err != nil {
+		return err
+	}
+	section, errs := t.algs.sections(o)
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	t.plan, err = alg.Prepare(Env{Config: cfg, Section: section, Model: t.model, Classes: t.ds.Classes,
+		DatasetSize: t.train.Len(), PlannedSteps: t.total, Schedule: sched})
+	if err != nil {
+		return err
+	}
+	if t.plan.NewOptimizer == nil {
+		return fmt.Errorf("train: algorithm %s prepared no optimizer", alg.Name)
 	}
 
 	// The run-level declaration does not depend on σ, so the accountants can be checked now.
 	t.sigma = o.NoiseMultiplier.Value
-	private := o.Algorithm != AlgorithmSGD
-	if private && o.NoiseMultiplier.Auto {
-		sigma, err := t.calibrate(sgld)
+	if !alg.Private {
+		t.sigma = 0
+	} else if o.NoiseMultiplier.Auto {
+		sigma, err := t.calibrate()
 		if err != nil {
 			return err
 		}
@@ -159,49 +164,28 @@ func (t *Trainer) buildOptimizer(sched optim.Schedule) error {
 		t.log.Infof("calibrated noise multiplier σ = %.6g for ε = %g (δ = %g, %s) over %d steps",
 			sigma, cfg.Privacy.TargetEpsilon, cfg.Privacy.Delta, cfg.Privacy.StopAccountant, t.total)
 	}
-	var err error
-	switch o.Algorithm {
-	case AlgorithmSGD, AlgorithmDPSGD:
-		rule, rerr := updateRule(o)
-		if rerr != nil {
-			return rerr
-		}
-		clip := o.ClipNorm
-		if !private {
-			clip = math.Inf(1)
-			t.sigma = 0
-		}
-		t.opt, err = optim.NewDPSGD(optim.DPSGDConfig{NoiseMultiplier: t.sigma, ClipNorm: clip, Rule: rule, Schedule: sched}, t.noise)
-	case AlgorithmModelMix:
-		rule, rerr := optim.NewSGD(o.WeightDecay)
-		if rerr != nil {
-			return rerr
-		}
-		t.opt, err = optim.NewModelMix(optim.ModelMixConfig{NoiseMultiplier: t.sigma, ClipNorm: o.ClipNorm,
-			LinfParts: o.ModelMix.LinfParts, Schedule: sched, MixRatio: o.ModelMix.Gap, Rule: rule}, t.noise)
-	case AlgorithmDPSGLD:
-		if !o.SGLD.Decreasing {
-			if lr := o.LearningRate; lr >= 1/sgld.Smoothness {
-				return fmt.Errorf("dp-sgld: learning_rate %g must be below 1/β = %g (seed-001 Lemma 3.3; β = R_x²/2 + λ from data.feature_norm): lower it, or set optimizer.dp_sgld.decreasing", lr, 1/sgld.Smoothness)
-			}
-		} else {
-			sched = optim.LangevinDecreasing{Smoothness: sgld.Smoothness, StrongConvexity: sgld.StrongConvexity}
-		}
-		var s *optim.DPSGLD
-		s, err = optim.NewDPSGLD(optim.DPSGLDConfig{Sigma: t.sigma, Constants: *sgld, Schedule: sched, PlannedSteps: t.total}, t.noise)
-		if err == nil {
-			s.Init(t.model.Params())
-			t.opt = s
-		}
-	}
-	if err != nil {
+	if t.opt, err = t.plan.NewOptimizer(t.sigma, t.noise); err != nil {
 		return err
 	}
-	if !private {
+	if in, ok := t.opt.(optim.Initializer); ok {
+		in.Init(t.model.Params())
+	}
+	if !alg.Private {
 		return nil
 	}
-	t.live, err = newLive(cfg.Privacy.Accountants, accountingRun(cfg, t.opt, n, sgld))
+	t.live, err = newLive(cfg.Privacy.Accountants, t.declaredRun(t.opt))
 	return err
+}
+
+// declaredRun is the plan's run declaration completed by the trainer: what is released (from
+// privacy.release) and, unless the algorithm fixed it, the optimizer's update rule.
+func (t *Trainer) declaredRun(opt optim.Optimizer) accounting.Run {
+	r := t.plan.Run
+	r.LastIterateOnly = t.cfg.Privacy.Release == "final"
+	if r.UpdateRule == "" {
+		r.UpdateRule = opt.UpdateRule()
+	}
+	return r
 }
 
 // Run trains to the end (or to the privacy target) and returns the summary. It writes the

@@ -8,15 +8,9 @@ import (
 	"strings"
 )
 
-// Algorithm names accepted in optimizer.algorithm.
-const (
-	AlgorithmDPSGD    = "dp-sgd"
-	AlgorithmSGD      = "sgd"
-	AlgorithmDPSGLD   = "dp-sgld"
-	AlgorithmModelMix = "modelmix"
-)
-
-func (c *Config) setDefaults() {
+// setDefaults fills the keys a config may leave out; the algorithm's registration gives its
+// default sampling and accountants.
+func (r *Algorithms) setDefaults(c *Config) {
 	if c.Name == "" {
 		c.Name = "run"
 	}
@@ -30,14 +24,11 @@ func (c *Config) setDefaults() {
 	if o.Update == "" {
 		o.Update = "sgd"
 	}
+	alg, known := r.byName[o.Algorithm]
 	if o.Sampling == "" {
-		switch o.Algorithm {
-		case AlgorithmDPSGLD:
-			o.Sampling = "without-replacement"
-		case AlgorithmSGD:
-			o.Sampling = "shuffled"
-		default:
-			o.Sampling = "poisson"
+		o.Sampling = "poisson"
+		if known && len(alg.Sampling) > 0 {
+			o.Sampling = alg.Sampling[0]
 		}
 	}
 	if o.Schedule.Kind == "" {
@@ -53,15 +44,8 @@ func (c *Config) setDefaults() {
 		o.AdamEps = 1e-8
 	}
 	p := &c.Privacy
-	if len(p.Accountants) == 0 && o.Algorithm != AlgorithmSGD {
-		switch o.Algorithm {
-		case AlgorithmModelMix:
-			p.Accountants = []string{"modelmix", "rdp"}
-		case AlgorithmDPSGLD:
-			p.Accountants = []string{"sgld", "rdp"}
-		default:
-			p.Accountants = []string{"rdp", "pld"}
-		}
+	if len(p.Accountants) == 0 && known && alg.Private {
+		p.Accountants = slices.Clone(alg.Accountants)
 	}
 	if p.Release == "" {
 		p.Release = "final"
@@ -84,14 +68,26 @@ func (c *Config) setDefaults() {
 	}
 }
 
+// Validate checks the config against the Builtin algorithms (see Algorithms.Validate).
+func (c *Config) Validate() error { return Builtin().Validate(c) }
+
+// positive returns an error unless v is a positive finite number.
+func positive(key string, v float64) error {
+	if !(v > 0) || math.IsInf(v, 0) {
+		return fmt.Errorf("%s = %v: must be a positive number", key, v)
+	}
+	return nil
+}
+
 // Validate checks the config before any work is done and returns every problem found, each
-// naming the key and what to write instead.
-func (c *Config) Validate() error {
+// naming the key and what to write instead: the common keys here, the algorithm's own
+// through its registration.
+func (r *Algorithms) Validate(c *Config) error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	pos := func(key string, v float64) {
-		if !(v > 0) || math.IsInf(v, 0) {
-			bad("%s = %v: must be a positive number", key, v)
+		if err := positive(key, v); err != nil {
+			errs = append(errs, err)
 		}
 	}
 
@@ -120,9 +116,12 @@ func (c *Config) Validate() error {
 	}
 
 	o := c.Optimizer
-	if !oneOf(o.Algorithm, AlgorithmDPSGD, AlgorithmSGD, AlgorithmDPSGLD, AlgorithmModelMix) {
-		bad("optimizer.algorithm = %q: want dp-sgd, sgd, dp-sgld or modelmix", o.Algorithm)
+	alg, err := r.Lookup(o.Algorithm)
+	if err != nil {
+		errs = append(errs, err)
 	}
+	section, serrs := r.sections(o)
+	errs = append(errs, serrs...)
 	if !oneOf(o.Update, "sgd", "momentum", "nesterov", "adam") {
 		bad("optimizer.update = %q: want sgd, momentum, nesterov or adam", o.Update)
 	}
@@ -132,6 +131,12 @@ func (c *Config) Validate() error {
 	}
 	if !oneOf(o.Sampling, "poisson", "shuffled", "shuffled-once", "without-replacement") {
 		bad("optimizer.sampling = %q: want poisson, shuffled, shuffled-once or without-replacement", o.Sampling)
+	} else if len(alg.Sampling) > 0 && !oneOf(o.Sampling, alg.Sampling...) {
+		want := alg.Sampling[0]
+		if len(alg.Sampling) > 1 {
+			want = "one of " + strings.Join(alg.Sampling, ", ")
+		}
+		bad("%s: optimizer.sampling must be %s (%s)", alg.Name, want, alg.SamplingReason)
 	}
 	if (o.Update == "momentum" || o.Update == "nesterov") && !(o.Momentum > 0 && o.Momentum < 1) {
 		bad("optimizer.momentum = %v: must be in (0, 1) with update %s", o.Momentum, o.Update)
@@ -149,7 +154,7 @@ func (c *Config) Validate() error {
 		bad("optimizer.schedule.kind = %q: want constant, step or cosine", o.Schedule.Kind)
 	}
 
-	private := o.Algorithm != AlgorithmSGD
+	private := err != nil || alg.Private
 	p := c.Privacy
 	if private {
 		if p.Delta == 0 {
@@ -160,7 +165,7 @@ func (c *Config) Validate() error {
 		if p.TargetEpsilon < 0 || math.IsInf(p.TargetEpsilon, 0) || math.IsNaN(p.TargetEpsilon) {
 			bad("privacy.target_epsilon = %v: must be a positive number, or 0 for no target", p.TargetEpsilon)
 		}
-		if o.Algorithm != AlgorithmDPSGLD {
+		if alg.ClipNorm {
 			pos("optimizer.clip_norm", o.ClipNorm)
 		}
 		if o.NoiseMultiplier.Auto {
@@ -181,32 +186,11 @@ func (c *Config) Validate() error {
 		}
 	} else {
 		if p.TargetEpsilon > 0 || o.NoiseMultiplier.Auto || o.NoiseMultiplier.Value != 0 {
-			bad("optimizer.algorithm sgd is the non-private baseline: remove privacy.target_epsilon and optimizer.noise_multiplier, or use dp-sgd")
+			bad("optimizer.algorithm %s is a non-private baseline: remove privacy.target_epsilon and optimizer.noise_multiplier, or use dp-sgd", alg.Name)
 		}
 	}
-	switch o.Algorithm {
-	case AlgorithmDPSGLD:
-		if o.Update != "sgd" {
-			bad("dp-sgld: optimizer.update must be sgd (its guarantee covers plain Langevin steps only)")
-		}
-		if o.Sampling != "without-replacement" {
-			bad("dp-sgld: optimizer.sampling must be without-replacement (seed-001, Algorithm 1)")
-		}
-		pos("optimizer.dp_sgld.regularization", o.SGLD.Regularization)
-		if c.Data.FeatureNorm <= 0 {
-			bad("dp-sgld: set data.feature_norm (a public bound R on ‖x‖) so L and β are data-independent (seed-001 §4.5)")
-		}
-	case AlgorithmModelMix:
-		if o.Update != "sgd" {
-			bad("modelmix: optimizer.update must be sgd: momentum or Adam state breaks ModelMix's guarantee (seed-003 §4.11)")
-		}
-		if o.Sampling != "poisson" {
-			bad("modelmix: optimizer.sampling must be poisson (Theorem 4.1)")
-		}
-		pos("optimizer.modelmix.gap", o.ModelMix.Gap)
-		if o.ModelMix.LinfParts < 0 {
-			bad("optimizer.modelmix.linf_parts = %d: must not be negative", o.ModelMix.LinfParts)
-		}
+	if alg.Validate != nil {
+		errs = append(errs, alg.Validate(c, section)...)
 	}
 
 	t := c.Training

@@ -13,7 +13,6 @@ import (
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/accounting/modes"
 	"github.com/dptrain/dptrain/data"
-	"github.com/dptrain/dptrain/optim"
 	"github.com/dptrain/dptrain/train"
 	"github.com/spf13/cobra"
 )
@@ -141,52 +140,44 @@ func loadCompareConfig(path string, o *compareOptions, cmd *cobra.Command) error
 	fill("step-size", func() { o.stepSize = op.LearningRate })
 	fill("update-rule", func() { o.updateRule = op.Update })
 	fill("delta", func() { o.delta = cfg.Privacy.Delta })
-	fill("linf-parts", func() { o.linfParts = op.ModelMix.LinfParts })
 	fill("steps", func() {
 		o.steps = cfg.Training.Steps
 		if o.steps == 0 && op.BatchSize > 0 {
 			o.steps = int(math.Ceil(cfg.Training.Epochs * float64(n) / float64(op.BatchSize)))
 		}
 	})
-	if op.Algorithm == train.AlgorithmDPSGLD {
-		// DP-SGLD releases its last iterate on a strongly convex softmax regression whose
-		// constants follow from the public feature bound (optim.SoftmaxLangevinConstants). Its
-		// config has no clip norm: noise_multiplier is read as the Langevin σ (parameter noise
-		// sqrt(2η)·σ), turned into the record's z = σ·sqrt(2/η)·m/L with clip norm L, as
-		// optim.DPSGLD declares its steps.
-		if op.SGLD.Decreasing {
-			return fmt.Errorf("config %s: the decreasing DP-SGLD schedule is not supported by compare (constant step sizes only): give the mechanism as flags with a constant --step-size", path)
-		}
-		spec, err := data.Lookup(cfg.Data.Dataset)
-		if err != nil {
-			return fmt.Errorf("config %s: %w", path, err)
-		}
-		bias := cfg.Model.Bias == nil || *cfg.Model.Bias
-		c, err := optim.SoftmaxLangevinConstants(cfg.Data.FeatureNorm, spec.Classes, op.SGLD.Regularization, bias)
-		if err != nil {
-			return fmt.Errorf("config %s: DP-SGLD constants: %w", path, err)
-		}
-		if op.SGLD.Radius > 0 {
-			c.Radius = op.SGLD.Radius
-			c.Lipschitz = c.DataLipschitz + c.StrongConvexity*c.Radius
-		}
-		fill("last-iterate-only", func() { o.lastIterateOnly = true })
-		fill("neighbouring", func() { o.neighbouring = string(accounting.ReplaceOne) })
-		fill("convexity", func() { o.convexity = string(accounting.StronglyConvex) })
-		fill("lipschitz", func() { o.lipschitz = c.Lipschitz })
-		fill("smoothness", func() { o.smoothness = c.Smoothness })
-		fill("strong-convexity", func() { o.strongConvexity = c.StrongConvexity })
-		fill("diameter", func() { o.diameter = 2 * c.Radius })
-		fill("holder-exponent", func() { o.holder = 1 })
-		fill("clip-norm", func() { o.clipNorm = c.Lipschitz })
-		if o.stepSize == 0 {
-			o.stepSize = 1 / (2 * c.Smoothness)
-		}
-		fill("noise-multiplier", func() {
-			o.noiseMultiplier = op.NoiseMultiplier.Value * math.Sqrt(2/o.stepSize) * float64(o.batchSize) / c.Lipschitz
-		})
+	// The algorithm's own part: its constants, as its registration declares them.
+	run, step, err := train.Builtin().CompareMechanism(cfg, o.run(), o.record())
+	if err != nil {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	fill("last-iterate-only", func() { o.lastIterateOnly = run.LastIterateOnly })
+	fill("update-rule", func() { o.updateRule = run.UpdateRule })
+	fill("convexity", func() { o.convexity = string(run.Convexity) })
+	fill("lipschitz", func() { o.lipschitz = run.Lipschitz })
+	fill("smoothness", func() { o.smoothness = run.Smoothness })
+	fill("strong-convexity", func() { o.strongConvexity = run.StrongConvexity })
+	fill("diameter", func() { o.diameter = run.DomainDiameter })
+	fill("holder-exponent", func() { o.holder = run.HolderExponent })
+	fill("neighbouring", func() { o.neighbouring = string(step.Neighbouring) })
+	fill("clip-norm", func() { o.clipNorm = step.Sensitivity })
+	fill("noise-multiplier", func() { o.noiseMultiplier = step.NoiseMultiplier })
+	fill("linf-parts", func() { o.linfParts = step.LinfParts })
+	fill("mix-width", func() { o.mixWidth = step.MixWidth })
+	if o.stepSize == 0 {
+		o.stepSize = step.StepSize
 	}
 	return nil
+}
+
+// record is the part of one step's record the options give, as an algorithm's compare
+// section reads and completes it.
+func (o *compareOptions) record() accounting.Step {
+	return accounting.Step{
+		Neighbouring: accounting.Neighbouring(o.neighbouring), NoiseMultiplier: o.noiseMultiplier,
+		Sensitivity: o.clipNorm, StepSize: o.stepSize, BatchSize: o.batchSize,
+		MixWidth: o.mixWidth, LinfParts: o.linfParts,
+	}
 }
 
 // compareRow is one mode's outcome, the JSON shape of --json.

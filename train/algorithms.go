@@ -1,0 +1,223 @@
+package train
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/optim"
+)
+
+// The algorithms dptrain ships, one registration each (see Algorithm). Their mathematics is in
+// optim: dpsgd.go, dpsgld.go, modelmix.go.
+
+// Algorithm names accepted in optimizer.algorithm.
+const (
+	AlgorithmDPSGD    = "dp-sgd"
+	AlgorithmSGD      = "sgd"
+	AlgorithmDPSGLD   = "dp-sgld"
+	AlgorithmModelMix = "modelmix"
+)
+
+// clipNormRun is the declaration of a run whose per-example gradients are clipped to C and
+// whose loss is assumed nothing about: the composition accountants need no more.
+func clipNormRun(e Env) accounting.Run {
+	return accounting.Run{DatasetSize: e.DatasetSize, Convexity: accounting.NonConvex, Lipschitz: e.Config.Optimizer.ClipNorm}
+}
+
+// dpsgdAlgorithm is DP-SGD (Abadi et al. 2016; optim.DPSGD) with any update rule.
+func dpsgdAlgorithm() Algorithm {
+	return Algorithm{
+		Name: AlgorithmDPSGD, Private: true, ClipNorm: true,
+		Accountants: []string{"rdp", "pld"},
+		Prepare: func(e Env) (Plan, error) {
+			o := e.Config.Optimizer
+			return Plan{
+				Run: clipNormRun(e),
+				NewOptimizer: func(sigma float64, noise *optim.Noise) (optim.Optimizer, error) {
+					rule, err := updateRule(o)
+					if err != nil {
+						return nil, err
+					}
+					return optim.NewDPSGD(optim.DPSGDConfig{NoiseMultiplier: sigma, ClipNorm: o.ClipNorm, Rule: rule, Schedule: e.Schedule}, noise)
+				},
+			}, nil
+		},
+	}
+}
+
+// sgdAlgorithm is the non-private baseline: DP-SGD's code path with no clipping and no noise.
+func sgdAlgorithm() Algorithm {
+	return Algorithm{
+		Name:     AlgorithmSGD,
+		Sampling: []string{"shuffled", "poisson", "shuffled-once", "without-replacement"},
+		Prepare: func(e Env) (Plan, error) {
+			o := e.Config.Optimizer
+			return Plan{
+				NoAuto: "sgd is the non-private baseline",
+				NewOptimizer: func(_ float64, noise *optim.Noise) (optim.Optimizer, error) {
+					rule, err := updateRule(o)
+					if err != nil {
+						return nil, err
+					}
+					return optim.NewDPSGD(optim.DPSGDConfig{NoiseMultiplier: 0, ClipNorm: math.Inf(1), Rule: rule, Schedule: e.Schedule}, noise)
+				},
+			}, nil
+		},
+	}
+}
+
+// SGLDSection is optimizer.dp_sgld: DP-SGLD's constants (seed-001).
+type SGLDSection struct {
+	// Regularization is λ in (λ/2)‖θ‖², bias included; it is also the strong convexity.
+	Regularization float64 `yaml:"regularization"`
+	// Radius of the l2 ball iterates are projected onto; 0 uses sqrt(2 log C / λ) (seed-001 §4.5).
+	Radius float64 `yaml:"radius"`
+	// Decreasing selects η_k = 1/(2β + λk/2) instead of the constant learning rate.
+	Decreasing bool `yaml:"decreasing"`
+}
+
+// dpsgldAlgorithm is DP-SGLD (seed-001; optim.DPSGLD): softmax regression, Langevin noise,
+// projection, last iterate only.
+func dpsgldAlgorithm() Algorithm {
+	constants := func(c *Config, s *SGLDSection, classes int, bias bool) (optim.LangevinConstants, error) {
+		lc, err := optim.SoftmaxLangevinConstants(c.Data.FeatureNorm, classes, s.Regularization, bias)
+		if err != nil {
+			return lc, err
+		}
+		if s.Radius > 0 {
+			lc.Radius = s.Radius
+			lc.Lipschitz = lc.DataLipschitz + lc.StrongConvexity*lc.Radius
+		}
+		return lc, nil
+	}
+	return Algorithm{
+		Name: AlgorithmDPSGLD, Private: true,
+		Sampling: []string{"without-replacement"}, SamplingReason: "seed-001, Algorithm 1",
+		Accountants: []string{"sgld", "rdp"},
+		Section:     "dp_sgld", NewSection: func() any { return &SGLDSection{} },
+		Validate: func(c *Config, section any) []error {
+			s := section.(*SGLDSection)
+			var errs []error
+			if c.Optimizer.Update != "sgd" {
+				errs = append(errs, fmt.Errorf("dp-sgld: optimizer.update must be sgd (its guarantee covers plain Langevin steps only)"))
+			}
+			if err := positive("optimizer.dp_sgld.regularization", s.Regularization); err != nil {
+				errs = append(errs, err)
+			}
+			if c.Data.FeatureNorm <= 0 {
+				errs = append(errs, fmt.Errorf("dp-sgld: set data.feature_norm (a public bound R on ‖x‖) so L and β are data-independent (seed-001 §4.5)"))
+			}
+			return errs
+		},
+		Prepare: func(e Env) (Plan, error) {
+			s := e.Section.(*SGLDSection)
+			spec := e.Model.Spec()
+			if spec.Kind != "logreg" {
+				return Plan{}, fmt.Errorf("dp-sgld: its guarantee needs a strongly convex loss: use model.kind logreg (got %s)", e.Model.Name())
+			}
+			c, err := constants(e.Config, s, e.Classes, !spec.NoBias)
+			if err != nil {
+				return Plan{}, err
+			}
+			if err := c.Validate(); err != nil {
+				return Plan{}, err
+			}
+			sched := e.Schedule
+			if !s.Decreasing {
+				if lr := e.Config.Optimizer.LearningRate; lr >= 1/c.Smoothness {
+					return Plan{}, fmt.Errorf("dp-sgld: learning_rate %g must be below 1/β = %g (seed-001 Lemma 3.3; β = R_x²/2 + λ from data.feature_norm): lower it, or set optimizer.dp_sgld.decreasing", lr, 1/c.Smoothness)
+				}
+			} else {
+				sched = optim.LangevinDecreasing{Smoothness: c.Smoothness, StrongConvexity: c.StrongConvexity}
+			}
+			return Plan{
+				Run:    c.Run(e.DatasetSize),
+				NoAuto: "dp-sgld: noise_multiplier auto is not supported (its ε depends on the whole step-size schedule): give σ explicitly and read ε from dptrain account compare",
+				NewOptimizer: func(sigma float64, noise *optim.Noise) (optim.Optimizer, error) {
+					return optim.NewDPSGLD(optim.DPSGLDConfig{Sigma: sigma, Constants: c, Schedule: sched, PlannedSteps: e.PlannedSteps}, noise)
+				},
+			}, nil
+		},
+		// DP-SGLD releases its last iterate on a strongly convex softmax regression whose
+		// constants follow from the public feature bound (optim.SoftmaxLangevinConstants). Its
+		// config has no clip norm: noise_multiplier is read as the Langevin σ (parameter noise
+		// sqrt(2η)·σ), turned into the record's z = σ·sqrt(2/η)·m/L with clip norm L, as
+		// optim.DPSGLD declares its steps.
+		Compare: func(cfg *Config, section any, run accounting.Run, step accounting.Step) (accounting.Run, accounting.Step, error) {
+			s := section.(*SGLDSection)
+			if s.Decreasing {
+				return run, step, fmt.Errorf("the decreasing DP-SGLD schedule is not supported by compare (constant step sizes only): give the mechanism as flags with a constant --step-size")
+			}
+			spec, err := data.Lookup(cfg.Data.Dataset)
+			if err != nil {
+				return run, step, err
+			}
+			bias := cfg.Model.Bias == nil || *cfg.Model.Bias
+			c, err := constants(cfg, s, spec.Classes, bias)
+			if err != nil {
+				return run, step, fmt.Errorf("DP-SGLD constants: %w", err)
+			}
+			r := c.Run(run.DatasetSize)
+			r.UpdateRule = run.UpdateRule
+			step.Neighbouring = accounting.ReplaceOne
+			step.Sensitivity = c.Lipschitz
+			if step.StepSize == 0 {
+				step.StepSize = 1 / (2 * c.Smoothness)
+			}
+			step.NoiseMultiplier = step.NoiseMultiplier * math.Sqrt(2/step.StepSize) * float64(step.BatchSize) / c.Lipschitz
+			return r, step, nil
+		},
+	}
+}
+
+// ModelMixSection is optimizer.modelmix: ModelMix's mixing parameters (seed-003).
+type ModelMixSection struct {
+	// Gap is κ: the gap enforced between the last two iterates is τ = κ·η.
+	Gap float64 `yaml:"gap"`
+	// LinfParts is p of the l2+l∞ clipping (Algorithm 2); 0 or 1 means l2 only.
+	LinfParts int `yaml:"linf_parts"`
+}
+
+// modelMixAlgorithm is DP-SGD with ModelMix (seed-003; optim.ModelMix).
+func modelMixAlgorithm() Algorithm {
+	return Algorithm{
+		Name: AlgorithmModelMix, Private: true, ClipNorm: true,
+		Sampling: []string{"poisson"}, SamplingReason: "Theorem 4.1",
+		Accountants: []string{"modelmix", "rdp"},
+		Section:     "modelmix", NewSection: func() any { return &ModelMixSection{} },
+		Validate: func(c *Config, section any) []error {
+			s := section.(*ModelMixSection)
+			var errs []error
+			if c.Optimizer.Update != "sgd" {
+				errs = append(errs, fmt.Errorf("modelmix: optimizer.update must be sgd: momentum or Adam state breaks ModelMix's guarantee (seed-003 §4.11)"))
+			}
+			if err := positive("optimizer.modelmix.gap", s.Gap); err != nil {
+				errs = append(errs, err)
+			}
+			if s.LinfParts < 0 {
+				errs = append(errs, fmt.Errorf("optimizer.modelmix.linf_parts = %d: must not be negative", s.LinfParts))
+			}
+			return errs
+		},
+		Prepare: func(e Env) (Plan, error) {
+			s, o := e.Section.(*ModelMixSection), e.Config.Optimizer
+			return Plan{
+				Run: clipNormRun(e),
+				NewOptimizer: func(sigma float64, noise *optim.Noise) (optim.Optimizer, error) {
+					rule, err := optim.NewSGD(o.WeightDecay)
+					if err != nil {
+						return nil, err
+					}
+					return optim.NewModelMix(optim.ModelMixConfig{NoiseMultiplier: sigma, ClipNorm: o.ClipNorm,
+						LinfParts: s.LinfParts, Schedule: e.Schedule, MixRatio: s.Gap, Rule: rule}, noise)
+				},
+			}, nil
+		},
+		Compare: func(_ *Config, section any, run accounting.Run, step accounting.Step) (accounting.Run, accounting.Step, error) {
+			step.LinfParts = section.(*ModelMixSection).LinfParts
+			return run, step, nil
+		},
+	}
+}

@@ -1,0 +1,216 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/accounting/modes"
+	"github.com/dptrain/dptrain/optim"
+)
+
+// toyGD is an algorithm that exists only in this file: noisy clipped gradient descent on
+// Poisson batches whose noise std is σ·C/√2 (so its records' noise multiplier is σ/√2, not σ:
+// calibrating it as DP-SGD would under-report ε), with its step size scaled by the section's
+// "scale".
+type toyGD struct {
+	sigma, clip, lr float64
+	noise           *optim.Noise
+	grad            []float32
+	norms           []float64
+	k               int
+}
+
+func (o *toyGD) record(info optim.BatchInfo) []accounting.Step {
+	return []accounting.Step{{Mechanism: accounting.Gaussian, Sampling: info.Sampling, Neighbouring: accounting.AddRemove,
+		SampleRate: info.SampleRate, NoiseMultiplier: o.sigma / math.Sqrt2, Sensitivity: o.clip,
+		NoiseStd: o.sigma * o.clip / math.Sqrt2, StepSize: o.lr, DatasetSize: info.DatasetSize, Count: 1}}
+}
+
+func (o *toyGD) Declare(info optim.BatchInfo) ([]accounting.Step, error) { return o.record(info), nil }
+
+func (o *toyGD) Step(m optim.GradientOracle, b optim.Batch, info optim.BatchInfo) (optim.Result, error) {
+	p := m.Params()
+	if len(o.grad) != len(p) {
+		o.grad = make([]float32, len(p))
+	}
+	clear(o.grad)
+	o.norms = make([]float64, b.N)
+	var st optim.Stats
+	if b.N > 0 {
+		var err error
+		if st, err = m.ClippedGradSum(b, o.clip, o.grad, o.norms); err != nil {
+			return optim.Result{}, err
+		}
+	}
+	o.noise.AddGaussian(o.grad, o.sigma*o.clip/math.Sqrt2)
+	norm := info.SampleRate * float64(info.DatasetSize)
+	for i := range p {
+		p[i] -= float32(o.lr * float64(o.grad[i]) / norm)
+	}
+	o.k++
+	return optim.Result{Records: o.record(info), Stats: st, StepSize: o.lr}, nil
+}
+
+func (o *toyGD) UpdateRule() string { return "sgd" }
+func (o *toyGD) Stateful() bool     { return false }
+func (o *toyGD) Steps() int         { return o.k }
+
+func (o *toyGD) State() (map[string][]float32, map[string]float64) {
+	return nil, map[string]float64{"steps": float64(o.k)}
+}
+
+func (o *toyGD) Restore(_ map[string][]float32, s map[string]float64) error {
+	o.k = int(s["steps"])
+	return nil
+}
+
+// silent is an optimizer that does not declare its records.
+type silent struct{ optim.Optimizer }
+
+type toySection struct {
+	Scale float64 `yaml:"scale"`
+}
+
+func toyAlgorithm(name string, declares bool) Algorithm {
+	return Algorithm{
+		Name: name, Private: true, ClipNorm: true, Sampling: []string{"poisson"}, SamplingReason: "the toy's record",
+		Accountants: []string{"rdp"},
+		Section:     name, NewSection: func() any { return &toySection{Scale: 1} },
+		Validate: func(_ *Config, s any) []error {
+			if err := positive("optimizer."+name+".scale", s.(*toySection).Scale); err != nil {
+				return []error{err}
+			}
+			return nil
+		},
+		Prepare: func(e Env) (Plan, error) {
+			o, s := e.Config.Optimizer, e.Section.(*toySection)
+			return Plan{
+				Run: accounting.Run{DatasetSize: e.DatasetSize, Convexity: accounting.NonConvex, Lipschitz: o.ClipNorm},
+				NewOptimizer: func(sigma float64, noise *optim.Noise) (optim.Optimizer, error) {
+					t := &toyGD{sigma: sigma, clip: o.ClipNorm, lr: o.LearningRate * s.Scale, noise: noise}
+					if !declares {
+						return silent{t}, nil
+					}
+					return t, nil
+				},
+			}, nil
+		},
+	}
+}
+
+const toyConfig = `
+name: toy
+seed: 5
+data:
+  dataset: synthetic-mixture
+  normalize: none
+model:
+  kind: mlp
+  hidden: [16]
+optimizer:
+  algorithm: toy-gd
+  learning_rate: 0.1
+  batch_size: 240
+  clip_norm: 1
+  noise_multiplier: auto
+  toy-gd:
+    scale: 2
+privacy:
+  delta: 1.0e-5
+  target_epsilon: 2
+training:
+  steps: 30
+  checkpoint_every: 10
+`
+
+// TestToyAlgorithmRegisteredFromTestFile registers an algorithm in this file only, trains it
+// end to end from a config (σ calibrated with auto through its own declarer), crashes it,
+// resumes it from the checkpoint, and checks the resumed run equals an uninterrupted one.
+func TestToyAlgorithmRegisteredFromTestFile(t *testing.T) {
+	reg := Builtin()
+	for _, a := range []Algorithm{toyAlgorithm("toy-gd", true), toyAlgorithm("toy-silent", false)} {
+		if err := reg.Register(a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := reg.Register(toyAlgorithm("toy-gd", true)); err == nil {
+		t.Error("registering a name twice was accepted")
+	}
+	if _, err := ParseConfig([]byte(toyConfig), nil); err == nil || !strings.Contains(err.Error(), "toy-gd") {
+		t.Errorf("the builtin registry accepted the toy: %v", err)
+	}
+	if _, err := reg.ParseConfig([]byte(toyConfig), []string{"optimizer.toy-gd.scale=-1"}); err == nil || !strings.Contains(err.Error(), "optimizer.toy-gd.scale = -1") {
+		t.Errorf("the toy's own validation did not run: %v", err)
+	}
+	if _, err := reg.ParseConfig([]byte(toyConfig), []string{"optimizer.toy-gd.scal=1"}); err == nil || !strings.Contains(err.Error(), "field scal not found") {
+		t.Errorf("a typo in the toy's section was accepted: %v", err)
+	}
+
+	dir := t.TempDir()
+	cfg, err := reg.ParseConfig([]byte(toyConfig), []string{"output.dir=" + dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crash := HookFunc(func(s *StepInfo) error {
+		if s.Step == 25 {
+			return errCrash
+		}
+		return nil
+	})
+	tr, err := New(context.Background(), cfg, Options{Algorithms: reg, Hooks: []Hook{crash}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The toy's records carry σ/√2: calibrated through its own declarer, σ is √2 times the
+	// σ that a DP-SGD record of the same run needs.
+	run := accounting.Run{DatasetSize: 4800, Convexity: accounting.NonConvex, Lipschitz: 1, UpdateRule: "sgd", LastIterateOnly: true}
+	dpsgd, _, err := accounting.CalibrateStep(func() (accounting.Accountant, error) { return modes.New("rdp", run) },
+		accounting.Step{Mechanism: accounting.Gaussian, Sampling: accounting.Poisson, SampleRate: 0.05, Sensitivity: 1, Count: 30}, 2, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tr.NoiseMultiplier(); math.Abs(got/(math.Sqrt2*dpsgd)-1) > 2e-4 {
+		t.Errorf("calibrated σ = %v, want √2·%v = %v (the toy's own declarer)", got, dpsgd, math.Sqrt2*dpsgd)
+	}
+	if _, err := tr.Run(context.Background()); !errors.Is(err, errCrash) {
+		t.Fatalf("error %v, want the simulated crash", err)
+	}
+	res, err := New(context.Background(), cfg, Options{Algorithms: reg, Resume: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := res.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	refCfg, _ := reg.ParseConfig([]byte(toyConfig), []string{"output.dir=" + t.TempDir()})
+	ref, err := New(context.Background(), refCfg, Options{Algorithms: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := ref.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.Model().Params(), ref.Model().Params()) {
+		t.Error("the resumed toy run's parameters differ from the uninterrupted run's")
+	}
+	if sum.Steps != 30 || sum.Epsilon[0].Epsilon != want.Epsilon[0].Epsilon || sum.Epsilon[0].Epsilon > 2 || sum.Epsilon[0].Epsilon < 1.99 {
+		t.Errorf("resumed toy run: %d steps, ε = %v; uninterrupted: ε = %v; want 30 steps just below 2", sum.Steps, sum.Epsilon[0].Epsilon, want.Epsilon[0].Epsilon)
+	}
+
+	// An algorithm whose optimizer declares nothing is refused for auto, never calibrated
+	// as another algorithm.
+	silentCfg, err := reg.ParseConfig([]byte(strings.ReplaceAll(toyConfig, "toy-gd", "toy-silent")), []string{"output.dir=" + t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(context.Background(), silentCfg, Options{Algorithms: reg}); err == nil || !strings.Contains(err.Error(), "optimizer.noise_multiplier") {
+		t.Errorf("auto with an optimizer that declares nothing: %v, want a refusal", err)
+	}
+}
