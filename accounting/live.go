@@ -127,19 +127,23 @@ func (l *Live) Compose(s Step) error {
 	return nil
 }
 
-// appendLedger merges s into the last record when they differ only in Count.
-func (l *Live) appendLedger(s Step) {
+// appendLedger appends s to the ledger (AppendRecord).
+func (l *Live) appendLedger(s Step) { l.ledger = AppendRecord(l.ledger, s) }
+
+// AppendRecord appends s to a run-length ledger of records, merging it into the last record
+// when they differ only in Count.
+func AppendRecord(ledger []Step, s Step) []Step {
 	s.Count = s.Steps()
-	if k := len(l.ledger); k > 0 {
-		last := l.ledger[k-1]
+	if k := len(ledger); k > 0 {
+		last := ledger[k-1]
 		c := last.Count
 		last.Count = s.Count
 		if last == s {
-			l.ledger[k-1].Count = c + s.Count
-			return
+			ledger[k-1].Count = c + s.Count
+			return ledger
 		}
 	}
-	l.ledger = append(l.ledger, s)
+	return append(ledger, s)
 }
 
 // Names returns the accountants' names in the order given to NewLive.
@@ -209,8 +213,19 @@ func (l *Live) epsilonLocked(i int, delta float64) (Guarantee, error) {
 // longer applies, or cannot account for next, is an error: a run that must stop at a target
 // cannot go on without the answer.
 func (l *Live) WouldOvershoot(next Step, target, delta float64, mode string) (bool, error) {
-	if err := next.Validate(); err != nil {
-		return false, err
+	return l.WouldOvershootAll([]Step{next}, target, delta, mode)
+}
+
+// WouldOvershootAll is WouldOvershoot for a step that releases several records (DP-MBCD: one
+// per weight block): all of them are composed, in order, on one clone before ε is asked.
+func (l *Live) WouldOvershootAll(next []Step, target, delta float64, mode string) (bool, error) {
+	if len(next) == 0 {
+		return false, errors.New("accounting: the next step declares no record: an optimizer must declare what it releases")
+	}
+	for _, s := range next {
+		if err := s.Validate(); err != nil {
+			return false, err
+		}
 	}
 	if err := checkFinite(target); err != nil || target < 0 {
 		return false, fmt.Errorf("accounting: target ε %v must be a finite number ≥ 0", target)
@@ -225,8 +240,10 @@ func (l *Live) WouldOvershoot(next Step, target, delta float64, mode string) (bo
 		return false, fmt.Errorf("accounting: the stopping accountant %s does not apply to this run: %w", mode, l.refused[i])
 	}
 	c := l.accts[i].Clone()
-	if err := c.Compose(next); err != nil {
-		return false, fmt.Errorf("accounting: the stopping accountant %s cannot account for the next step: %w", mode, err)
+	for _, s := range next {
+		if err := c.Compose(s); err != nil {
+			return false, fmt.Errorf("accounting: the stopping accountant %s cannot account for the next step: %w", mode, err)
+		}
 	}
 	g, err := c.Epsilon(delta)
 	if err != nil {

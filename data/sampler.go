@@ -42,6 +42,19 @@ type BatchInfo struct {
 	Rejected int
 }
 
+// PlannedBatch returns the public description of the batch sampler s will draw at step k
+// (from 0), without drawing anything: its step, epoch and, for the partition schemes
+// (Shuffled, ShuffledOnce), its index in the partition. Rejected is left 0: it is random.
+// Calibration uses it to declare every planned step before training.
+func PlannedBatch(s Sampler, k int) BatchInfo {
+	e := s.StepsPerEpoch()
+	info := BatchInfo{Step: k, Epoch: k / e}
+	if sc := s.Scheme(); sc == SchemeShuffled || sc == SchemeShuffledOnce {
+		info.BatchIndex = k % e
+	}
+	return info
+}
+
 // Sampler picks the indices of each step's batch from a dataset of DatasetSize examples. It
 // declares its scheme and rate so that accountants can check them; its randomness comes only
 // from the *rand.Rand it was built with.

@@ -360,3 +360,22 @@ func popcount(x int) int {
 	}
 	return c
 }
+
+// PlannedBatch must describe, without drawing, exactly the batch Next will return at every
+// step (Rejected aside, which is random).
+func TestPlannedBatchMatchesNext(t *testing.T) {
+	for _, scheme := range []Scheme{SchemePoisson, SchemeWithoutReplacement, SchemeShuffled, SchemeShuffledOnce, SchemeFull, SchemePoissonWithRejection} {
+		s, err := NewSampler(scheme, 103, 10, 2, testRand(4))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range 35 {
+			want := PlannedBatch(s, k)
+			_, got := s.Next(nil)
+			got.Rejected = 0
+			if got != want {
+				t.Errorf("%s step %d: Next %+v, PlannedBatch %+v", scheme, k, got, want)
+			}
+		}
+	}
+}

@@ -14,6 +14,15 @@ type Declarer interface {
 	Declare(info BatchInfo) ([]accounting.Step, error)
 }
 
+// StepDeclarer is a Declarer that can also declare the records of any planned step k (counted
+// from 0) without having taken the steps before it: what calibration replays for every step of
+// a run, so that records depending on the step size, the block or the batch index are
+// calibrated as they will be released. Declare(info) equals DeclareStep(Steps(), info).
+type StepDeclarer interface {
+	Declarer
+	DeclareStep(k int, info BatchInfo) ([]accounting.Step, error)
+}
+
 // declaredBatch is a stand-in batch of the size info declares, for plan's public checks.
 func declaredBatch(info BatchInfo) Batch {
 	switch info.Sampling {
@@ -26,13 +35,16 @@ func declaredBatch(info BatchInfo) Batch {
 }
 
 // Declare implements Declarer.
-func (o *DPSGD) Declare(info BatchInfo) ([]accounting.Step, error) {
+func (o *DPSGD) Declare(info BatchInfo) ([]accounting.Step, error) { return o.DeclareStep(o.k, info) }
+
+// DeclareStep implements StepDeclarer.
+func (o *DPSGD) DeclareStep(k int, info BatchInfo) ([]accounting.Step, error) {
 	p, err := plan(info, declaredBatch(info))
 	if err != nil {
 		return nil, err
 	}
-	lr := o.cfg.Schedule.StepSize(o.k)
-	if err := checkStepSize(lr, o.k); err != nil {
+	lr := o.cfg.Schedule.StepSize(k)
+	if err := checkStepSize(lr, k); err != nil {
 		return nil, err
 	}
 	return []accounting.Step{p.record(o.cfg.ClipNorm, o.std(), lr)}, nil
@@ -47,12 +59,15 @@ func (o *DPSGD) std() float64 {
 }
 
 // Declare implements Declarer.
-func (o *ModelMix) Declare(info BatchInfo) ([]accounting.Step, error) {
+func (o *ModelMix) Declare(info BatchInfo) ([]accounting.Step, error) { return o.DeclareStep(o.k, info) }
+
+// DeclareStep implements StepDeclarer.
+func (o *ModelMix) DeclareStep(k int, info BatchInfo) ([]accounting.Step, error) {
 	p, err := plan(info, declaredBatch(info))
 	if err != nil {
 		return nil, err
 	}
-	eta, tau, err := o.rates(o.k)
+	eta, tau, err := o.rates(k)
 	if err != nil {
 		return nil, err
 	}
@@ -69,12 +84,15 @@ func (o *ModelMix) record(p batchPlan, eta, tau float64) accounting.Step {
 }
 
 // Declare implements Declarer.
-func (o *DPSGLD) Declare(info BatchInfo) ([]accounting.Step, error) {
+func (o *DPSGLD) Declare(info BatchInfo) ([]accounting.Step, error) { return o.DeclareStep(o.k, info) }
+
+// DeclareStep implements StepDeclarer.
+func (o *DPSGLD) DeclareStep(k int, info BatchInfo) ([]accounting.Step, error) {
 	p, err := plan(info, declaredBatch(info))
 	if err != nil {
 		return nil, err
 	}
-	eta, err := o.stepSize(o.k)
+	eta, err := o.stepSize(k)
 	if err != nil {
 		return nil, err
 	}

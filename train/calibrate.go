@@ -12,8 +12,9 @@ import (
 // calibrate returns the smallest noise multiplier σ (to a relative tolerance of 1e-4, rounded
 // up) for which the stopping accountant's ε after the planned steps is at most the target.
 //
-// The records are the ones the algorithm's own optimizer declares (optim.Declarer) for σ = 1;
-// every field that depends on σ (NoiseMultiplier, NoiseStd = σ·Sensitivity) is linear in it.
+// The records are the ones the algorithm's own optimizer declares (optim.StepDeclarer) for
+// σ = 1 at every planned step, with the batch each step will draw (data.PlannedBatch); every
+// field that depends on σ (NoiseMultiplier, NoiseStd) is linear in it.
 // An algorithm whose optimizer declares nothing, or whose plan refuses auto, is refused: it is
 // never calibrated as another algorithm. The live accountant still checks every real step
 // against the target, so a calibration that were off could only stop training early, never
@@ -29,23 +30,29 @@ func (t *Trainer) calibrate() (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	decl, ok := probe.(optim.Declarer)
+	decl, ok := probe.(optim.StepDeclarer)
 	if !ok {
-		return 0, fmt.Errorf("optimizer.noise_multiplier auto: algorithm %s does not declare its steps' records (optim.Declarer), so σ cannot be calibrated: give optimizer.noise_multiplier a number", o.Algorithm)
+		return 0, fmt.Errorf("optimizer.noise_multiplier auto: algorithm %s does not declare the records of its planned steps (optim.StepDeclarer), so σ cannot be calibrated: give optimizer.noise_multiplier a number", o.Algorithm)
 	}
-	info := batchInfo(t.sampler, data.BatchInfo{}, o.BatchSize)
-	unit, err := decl.Declare(info)
-	if err != nil {
-		return 0, err
-	}
-	if len(unit) != 1 {
-		return 0, fmt.Errorf("calibration expects one record per step, the optimizer declares %d", len(unit))
+	// Replay the declared records of every planned step, all records of a step in order
+	// (run-length merged: a constant schedule gives one record of Count = planned steps).
+	var records []accounting.Step
+	for k := range t.total {
+		info := batchInfo(t.sampler, data.PlannedBatch(t.sampler, k), o.BatchSize)
+		recs, err := decl.DeclareStep(k, info)
+		if err != nil {
+			return 0, err
+		}
+		if len(recs) == 0 {
+			return 0, fmt.Errorf("optimizer.noise_multiplier auto: algorithm %s declares no record for step %d: it must declare what it releases", o.Algorithm, k+1)
+		}
+		for _, r := range recs {
+			records = accounting.AppendRecord(records, r)
+		}
 	}
 	run := t.declaredRun(probe)
-	step := unit[0]
-	step.Count = t.total
 	newAcct := func() (accounting.Accountant, error) { return modes.New(cfg.Privacy.StopAccountant, run) }
-	sigma, _, err := accounting.CalibrateRecords(newAcct, []accounting.Step{step}, cfg.Privacy.TargetEpsilon, cfg.Privacy.Delta)
+	sigma, _, err := accounting.CalibrateRecords(newAcct, records, cfg.Privacy.TargetEpsilon, cfg.Privacy.Delta)
 	if err != nil {
 		return 0, fmt.Errorf("privacy.target_epsilon: %w", err)
 	}

@@ -9,8 +9,9 @@
 // else in train or cmd names an algorithm. To add one:
 //
 //  1. Write its step in one file of optim: a type implementing optim.Optimizer, optim.Declarer
-//     (the records the next step will release, without touching data or randomness; every
-//     record's noise linear in σ) and optim.Checkpointer (its state for resuming); also
+//     and optim.StepDeclarer (the records step k will release, without touching data or
+//     randomness; every record's noise linear in σ; a step may release several records, all
+//     composed before the overshoot check) and optim.Checkpointer (its state for resuming); also
 //     optim.Initializer if it draws its own initial iterate.
 //  2. Add one Algorithm to the list in Builtin (or Register it on a registry of your own, as
 //     toy_test.go does): its Name; whether it is Private and takes optimizer.clip_norm; the
@@ -22,6 +23,6 @@
 //     --config`.
 //
 // noise_multiplier: auto calibrates σ through the algorithm's own declarer (Plan.NewOptimizer
-// with σ = 1, then Declare): an optimizer that does not declare, or a Plan with NoAuto set, is
+// with σ = 1, then DeclareStep for every planned step, every record replayed): an optimizer that does not declare, or a Plan with NoAuto set, is
 // refused, never calibrated as another algorithm.
 package train

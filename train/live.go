@@ -37,13 +37,10 @@ func (l *live) compose(records []accounting.Step) error {
 	return nil
 }
 
-// wouldOvershoot reports whether the records of the next step would take the stopping
-// accountant above target.
+// wouldOvershoot reports whether the records of the next step, all of them, would take the
+// stopping accountant above target.
 func (l *live) wouldOvershoot(next []accounting.Step, mode string, target, delta float64) (bool, error) {
-	if len(next) != 1 {
-		return false, fmt.Errorf("the next step declares %d records; the overshoot check takes one", len(next))
-	}
-	return l.WouldOvershoot(next[0], target, delta, mode)
+	return l.WouldOvershootAll(next, target, delta, mode)
 }
 
 // snapshot returns ε at δ for every accountant, in the configured order.

@@ -16,9 +16,11 @@ import (
 // toyGD is an algorithm that exists only in this file: noisy clipped gradient descent on
 // Poisson batches whose noise std is σ·C/√2 (so its records' noise multiplier is σ/√2, not σ:
 // calibrating it as DP-SGD would under-report ε), with its step size scaled by the section's
-// "scale".
+// "scale". With "blocks: m" it declares m records per step, one per block (as DP-MBCD
+// does), each with the whole step's noise multiplier: a conservative multi-record step.
 type toyGD struct {
 	sigma, clip, lr float64
+	blocks          int
 	noise           *optim.Noise
 	grad            []float32
 	norms           []float64
@@ -26,12 +28,20 @@ type toyGD struct {
 }
 
 func (o *toyGD) record(info optim.BatchInfo) []accounting.Step {
-	return []accounting.Step{{Mechanism: accounting.Gaussian, Sampling: info.Sampling, Neighbouring: accounting.AddRemove,
-		SampleRate: info.SampleRate, NoiseMultiplier: o.sigma / math.Sqrt2, Sensitivity: o.clip,
-		NoiseStd: o.sigma * o.clip / math.Sqrt2, StepSize: o.lr, DatasetSize: info.DatasetSize, Count: 1}}
+	var recs []accounting.Step
+	for j := range max(o.blocks, 1) {
+		recs = append(recs, accounting.Step{Mechanism: accounting.Gaussian, Sampling: info.Sampling, Neighbouring: accounting.AddRemove,
+			SampleRate: info.SampleRate, NoiseMultiplier: o.sigma / math.Sqrt2, Sensitivity: o.clip,
+			NoiseStd: o.sigma * o.clip / math.Sqrt2, StepSize: o.lr, DatasetSize: info.DatasetSize, Count: 1, Block: j})
+	}
+	return recs
 }
 
 func (o *toyGD) Declare(info optim.BatchInfo) ([]accounting.Step, error) { return o.record(info), nil }
+
+func (o *toyGD) DeclareStep(_ int, info optim.BatchInfo) ([]accounting.Step, error) {
+	return o.record(info), nil
+}
 
 func (o *toyGD) Step(m optim.GradientOracle, b optim.Batch, info optim.BatchInfo) (optim.Result, error) {
 	p := m.Params()
@@ -73,7 +83,8 @@ func (o *toyGD) Restore(_ map[string][]float32, s map[string]float64) error {
 type silent struct{ optim.Optimizer }
 
 type toySection struct {
-	Scale float64 `yaml:"scale"`
+	Scale  float64 `yaml:"scale"`
+	Blocks int     `yaml:"blocks"`
 }
 
 func toyAlgorithm(name string, declares bool) Algorithm {
@@ -92,7 +103,7 @@ func toyAlgorithm(name string, declares bool) Algorithm {
 			return Plan{
 				Run: accounting.Run{DatasetSize: e.DatasetSize, Convexity: accounting.NonConvex, Lipschitz: o.ClipNorm},
 				NewOptimizer: func(sigma float64, noise *optim.Noise) (optim.Optimizer, error) {
-					t := &toyGD{sigma: sigma, clip: o.ClipNorm, lr: o.LearningRate * s.Scale, noise: noise}
+					t := &toyGD{sigma: sigma, clip: o.ClipNorm, lr: o.LearningRate * s.Scale, blocks: s.Blocks, noise: noise}
 					if !declares {
 						return silent{t}, nil
 					}
@@ -212,5 +223,64 @@ func TestToyAlgorithmRegisteredFromTestFile(t *testing.T) {
 	}
 	if _, err := New(context.Background(), silentCfg, Options{Algorithms: reg}); err == nil || !strings.Contains(err.Error(), "optimizer.noise_multiplier") {
 		t.Errorf("auto with an optimizer that declares nothing: %v, want a refusal", err)
+	}
+}
+
+// TestMultiRecordStep trains the toy with two records per step: the run stops before the step
+// whose two records together would overshoot the target, and auto calibrates σ for both
+// records of every planned step.
+func TestMultiRecordStep(t *testing.T) {
+	reg := Builtin()
+	if err := reg.Register(toyAlgorithm("toy-gd", true)); err != nil {
+		t.Fatal(err)
+	}
+	// ε of k steps of two records each, composed independently of the trainer.
+	eps := func(sigma float64, k int) float64 {
+		a, _ := modes.New("rdp", accounting.Run{})
+		rec := accounting.Step{Mechanism: accounting.Gaussian, Sampling: accounting.Poisson, SampleRate: 0.05, NoiseMultiplier: sigma / math.Sqrt2}
+		for range k {
+			a.Compose(rec)
+			a.Compose(rec)
+		}
+		g, _ := a.Epsilon(1e-5)
+		return g.Epsilon
+	}
+	fixed, err := reg.ParseConfig([]byte(toyConfig), []string{"output.dir=" + t.TempDir(), "optimizer.noise_multiplier=1.5",
+		"optimizer.toy-gd.blocks=2", "training.steps=200", "privacy.target_epsilon=3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := New(context.Background(), fixed, Options{Algorithms: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := tr.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Steps == 0 || sum.Steps >= 200 || sum.StoppedEarly == "" {
+		t.Fatalf("ran %d steps (stopped: %q), want an early stop", sum.Steps, sum.StoppedEarly)
+	}
+	if e := eps(1.5, sum.Steps); e > 3 || math.Abs(e-sum.Epsilon[0].Epsilon) > 1e-9 {
+		t.Errorf("ε after %d two-record steps: independent %v, trainer %v; want them equal and ≤ 3", sum.Steps, e, sum.Epsilon[0].Epsilon)
+	}
+	if e := eps(1.5, sum.Steps+1); e <= 3 {
+		t.Errorf("stopped at %d steps though one more two-record step gives ε = %v ≤ 3", sum.Steps, e)
+	}
+
+	auto, err := reg.ParseConfig([]byte(toyConfig), []string{"output.dir=" + t.TempDir(), "optimizer.toy-gd.blocks=2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err = New(context.Background(), auto, Options{Algorithms: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sigma := tr.NoiseMultiplier()
+	if e, next := eps(sigma, 30), eps(sigma*(1-3e-4), 30); e > 2 || next <= 2 {
+		t.Errorf("calibrated σ = %v for two records per step: ε = %v (want ≤ 2), at a σ 0.03%% lower ε = %v (want > 2)", sigma, e, next)
+	}
+	if sum, err = tr.Run(context.Background()); err != nil || sum.Steps != 30 {
+		t.Errorf("calibrated two-record run: %v, %d steps; want 30", err, sum.Steps)
 	}
 }
