@@ -59,7 +59,9 @@ func (o *DPSGD) std() float64 {
 }
 
 // Declare implements Declarer.
-func (o *ModelMix) Declare(info BatchInfo) ([]accounting.Step, error) { return o.DeclareStep(o.k, info) }
+func (o *ModelMix) Declare(info BatchInfo) ([]accounting.Step, error) {
+	return o.DeclareStep(o.k, info)
+}
 
 // DeclareStep implements StepDeclarer.
 func (o *ModelMix) DeclareStep(k int, info BatchInfo) ([]accounting.Step, error) {
