@@ -5,6 +5,11 @@ type Batch struct {
 	X []float32
 	Y []int32
 	N int
+	// Index, when set, holds the dataset indices of the rows: row i is example Index[i] of the
+	// training split. Algorithms that keep per-example state across steps (DP-MBCD's hidden
+	// auxiliaries) key it by these. Nil where rows have no dataset identity (evaluation,
+	// benchmarks); a model never reads it.
+	Index []int
 }
 
 // Stats summarises a pass over a batch.

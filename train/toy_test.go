@@ -3,6 +3,7 @@ package train
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -21,6 +22,7 @@ import (
 type toyGD struct {
 	sigma, clip, lr float64
 	blocks          int
+	seen            func(optim.Batch) error
 	noise           *optim.Noise
 	grad            []float32
 	norms           []float64
@@ -32,7 +34,7 @@ func (o *toyGD) record(info optim.BatchInfo) []accounting.Step {
 	for j := range max(o.blocks, 1) {
 		recs = append(recs, accounting.Step{Mechanism: accounting.Gaussian, Sampling: info.Sampling, Neighbouring: accounting.AddRemove,
 			SampleRate: info.SampleRate, NoiseMultiplier: o.sigma / math.Sqrt2, Sensitivity: o.clip,
-			NoiseStd: o.sigma * o.clip / math.Sqrt2, StepSize: o.lr, DatasetSize: info.DatasetSize, Count: 1, Block: j})
+			NoiseStd: o.sigma * o.clip / math.Sqrt2, StepSize: o.lr, BatchSize: info.BatchSize, DatasetSize: info.DatasetSize, Count: 1, Block: j})
 	}
 	return recs
 }
@@ -44,6 +46,11 @@ func (o *toyGD) DeclareStep(_ int, info optim.BatchInfo) ([]accounting.Step, err
 }
 
 func (o *toyGD) Step(m optim.GradientOracle, b optim.Batch, info optim.BatchInfo) (optim.Result, error) {
+	if o.seen != nil {
+		if err := o.seen(b); err != nil {
+			return optim.Result{}, err
+		}
+	}
 	p := m.Params()
 	if len(o.grad) != len(p) {
 		o.grad = make([]float32, len(p))
@@ -87,9 +94,12 @@ type toySection struct {
 	Blocks int     `yaml:"blocks"`
 }
 
-func toyAlgorithm(name string, declares bool) Algorithm {
+func toyAlgorithm(name string, declares bool) Algorithm { return toyObserved(name, declares, nil) }
+
+// toyObserved is the toy algorithm with seen called on every batch before its step.
+func toyObserved(name string, declares bool, seen func(optim.Batch) error) Algorithm {
 	return Algorithm{
-		Name: name, Private: true, ClipNorm: true, Sampling: []string{"poisson"}, SamplingReason: "the toy's record",
+		Name: name, Private: true, ClipNorm: true,
 		Accountants: []string{"rdp"},
 		Section:     name, NewSection: func() any { return &toySection{Scale: 1} },
 		Validate: func(_ *Config, s any) []error {
@@ -103,7 +113,7 @@ func toyAlgorithm(name string, declares bool) Algorithm {
 			return Plan{
 				Run: accounting.Run{DatasetSize: e.DatasetSize, Convexity: accounting.NonConvex, Lipschitz: o.ClipNorm},
 				NewOptimizer: func(sigma float64, noise *optim.Noise) (optim.Optimizer, error) {
-					t := &toyGD{sigma: sigma, clip: o.ClipNorm, lr: o.LearningRate * s.Scale, blocks: s.Blocks, noise: noise}
+					t := &toyGD{sigma: sigma, clip: o.ClipNorm, lr: o.LearningRate * s.Scale, blocks: s.Blocks, seen: seen, noise: noise}
 					if !declares {
 						return silent{t}, nil
 					}
@@ -282,5 +292,43 @@ func TestMultiRecordStep(t *testing.T) {
 	}
 	if sum, err = tr.Run(context.Background()); err != nil || sum.Steps != 30 {
 		t.Errorf("calibrated two-record run: %v, %d steps; want 30", err, sum.Steps)
+	}
+}
+
+// TestBatchCarriesExampleIndices checks that every training batch names its rows' dataset
+// indices, and that those are the rows it holds, under every sampling scheme.
+func TestBatchCarriesExampleIndices(t *testing.T) {
+	for _, scheme := range []string{"poisson", "shuffled", "shuffled-once", "without-replacement"} {
+		var tr *Trainer
+		batches := 0
+		seen := func(b optim.Batch) error {
+			batches++
+			if len(b.Index) != b.N {
+				return fmt.Errorf("batch of %d rows has %d indices", b.N, len(b.Index))
+			}
+			d := tr.train.D
+			for i, j := range b.Index {
+				if !slices.Equal(b.X[i*d:(i+1)*d], tr.train.X[j*d:(j+1)*d]) || b.Y[i] != tr.train.Y[j] {
+					return fmt.Errorf("row %d is not example %d", i, j)
+				}
+			}
+			return nil
+		}
+		reg := Builtin()
+		if err := reg.Register(toyObserved("toy-gd", true, seen)); err != nil {
+			t.Fatal(err)
+		}
+		toy := strings.Replace(toyConfig, "  batch_size: 240\n", "  batch_size: 240\n  sampling: "+scheme+"\n", 1)
+		cfg, err := reg.ParseConfig([]byte(toy), []string{"output.dir=" + t.TempDir(), "optimizer.noise_multiplier=1",
+			"privacy.target_epsilon=0", "privacy.accountants=[gdp]", "training.steps=3", "optimizer.toy-gd.scale=1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr, err = New(context.Background(), cfg, Options{Algorithms: reg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tr.Run(context.Background()); err != nil || batches != 3 {
+			t.Errorf("%s: %v after %d batches", scheme, err, batches)
+		}
 	}
 }

@@ -270,7 +270,7 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 		if err := t.train.Gather(idxs, x, y); err != nil {
 			return nil, err
 		}
-		batch := models.Batch{X: x[:len(idxs)*d], Y: y[:len(idxs)], N: len(idxs)}
+		batch := models.Batch{X: x[:len(idxs)*d], Y: y[:len(idxs)], N: len(idxs), Index: idxs}
 		res, err := t.opt.Step(t.model, batch, info)
 		if err != nil {
 			return nil, fmt.Errorf("step %d: %w (the last good checkpoint is %s)", step+1, err, ckptPath)
