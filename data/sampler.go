@@ -1,6 +1,7 @@
 package data
 
 import (
+	"encoding"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -75,6 +76,12 @@ type Sampler interface {
 	StepsPerEpoch() int
 	// DatasetSize is n.
 	DatasetSize() int
+	// MarshalBinary and UnmarshalBinary save and restore the sampler's position (and its
+	// permutation, for the schemes that keep one) for resuming a run; UnmarshalBinary refuses
+	// a state written by a sampler of another scheme or size. The random generator is not
+	// included.
+	encoding.BinaryMarshaler
+	encoding.BinaryUnmarshaler
 }
 
 // NewSampler builds the sampler of the given scheme over n examples with batch size b (the

@@ -379,3 +379,61 @@ func TestPlannedBatchMatchesNext(t *testing.T) {
 		}
 	}
 }
+
+// A sampler restored from its state into a fresh sampler of the same settings, with its
+// generator's state carried over, draws exactly the batches the original goes on to draw; a
+// state from other settings, or a corrupted one, is refused.
+func TestSamplerStateResumes(t *testing.T) {
+	for _, scheme := range []Scheme{SchemePoisson, SchemeWithoutReplacement, SchemeShuffled, SchemeShuffledOnce, SchemeFull, SchemePoissonWithRejection} {
+		src := rand.NewChaCha8([32]byte{7})
+		s, err := NewSampler(scheme, 103, 10, 2, rand.New(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 13 { // mid-epoch
+			s.Next(nil)
+		}
+		state, err := s.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rngState, _ := src.MarshalBinary()
+
+		src2 := rand.NewChaCha8([32]byte{9}) // another stream: the partition drawn here is replaced
+		r, err := NewSampler(scheme, 103, 10, 2, rand.New(src2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.UnmarshalBinary(state); err != nil {
+			t.Fatalf("%s: %v", scheme, err)
+		}
+		if err := src2.UnmarshalBinary(rngState); err != nil {
+			t.Fatal(err)
+		}
+		for k := range 25 {
+			want, wi := s.Next(nil)
+			got, gi := r.Next(nil)
+			if !slices.Equal(got, want) || gi != wi {
+				t.Fatalf("%s: resumed step %d drew %v %+v, want %v %+v", scheme, 13+k, got, gi, want, wi)
+			}
+		}
+
+		other, _ := NewSampler(scheme, 104, 10, 2, testRand(1))
+		if err := other.UnmarshalBinary(state); err == nil {
+			t.Errorf("%s: a state over 103 examples restored into a sampler over 104", scheme)
+		}
+		for _, bad := range [][]byte{nil, state[:len(state)-1], append(slices.Clone(state), 0)} {
+			if err := r.UnmarshalBinary(bad); err == nil {
+				t.Errorf("%s: corrupted state (%d bytes) accepted", scheme, len(bad))
+			}
+		}
+	}
+	// A ShuffledOnce state whose order is not a permutation is refused.
+	s, _ := NewShuffledOnce(5, 2, testRand(1))
+	s.perm[0] = s.perm[1]
+	state, _ := s.MarshalBinary()
+	fresh, _ := NewShuffledOnce(5, 2, testRand(1))
+	if err := fresh.UnmarshalBinary(state); err == nil {
+		t.Error("a partition with a repeated index was accepted")
+	}
+}

@@ -50,6 +50,10 @@ type CheckpointHeader struct {
 	// Streams holds the states of the noise and sampling generators of a seeded run, so that
 	// it resumes exactly; secure runs never store them (they draw fresh randomness instead).
 	Streams map[string][]byte `json:"streams,omitempty"`
+	// Sampler is the sampler's state (data.Sampler's MarshalBinary): its position and, for the
+	// partition schemes, its permutation, so that a resumed shuffle-once run continues the same
+	// cyclic order. Like the whole checkpoint it is for the operator only.
+	Sampler []byte `json:"sampler,omitempty"`
 	// Vectors lists the float32 vectors that follow the header, in order.
 	Vectors []VectorInfo `json:"vectors"`
 }

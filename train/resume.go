@@ -28,6 +28,11 @@ func (t *Trainer) checkpoint(path string, step int) error {
 	if t.live != nil {
 		c.Header.Ledger = t.live.Ledger()
 	}
+	sb, err := t.sampler.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	c.Header.Sampler = sb
 	if t.cfg.Seed != nil {
 		c.Header.Streams = map[string][]byte{}
 		for name, n := range map[string]*optim.Noise{"noise": t.noise, "sampler": t.samplerNoise} {
@@ -62,11 +67,12 @@ func (t *Trainer) restore(path string) (int, error) {
 	if c.Header.NoiseMultiplier != t.sigma {
 		return 0, fmt.Errorf("checkpoint %s was written with noise multiplier %g, this run has %g: resume with the same config", path, c.Header.NoiseMultiplier, t.sigma)
 	}
-	switch t.sampler.Scheme() {
-	case data.SchemeShuffled, data.SchemeShuffledOnce:
-		if t.live != nil {
-			return 0, fmt.Errorf("resuming a private run with %s sampling is not supported: the batch partition is not stored, and a new one would change the privacy analysis; restart the run, or use poisson or without-replacement sampling", t.sampler.Scheme())
+	if c.Header.Sampler != nil {
+		if err := t.sampler.UnmarshalBinary(c.Header.Sampler); err != nil {
+			return 0, fmt.Errorf("checkpoint %s: %w", path, err)
 		}
+	} else if s := t.sampler.Scheme(); t.live != nil && (s == data.SchemeShuffled || s == data.SchemeShuffledOnce) {
+		return 0, fmt.Errorf("checkpoint %s holds no batch partition (it was written by an older dptrain), and a new partition would change the privacy analysis of this %s run: restart the run", path, s)
 	}
 	p := c.Vectors["params"]
 	if len(p) != len(t.model.Params()) {
