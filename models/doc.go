@@ -15,7 +15,9 @@
 // gradient G of the summed loss with respect to its output through an extra input node added
 // to that output (gorgonia differentiates only with respect to inputs). The per-sample norms
 // and the clipped sum are then a few BLAS calls on A and G (gonum blas32, which the openblas
-// build tag routes to OpenBLAS): see ghost.go for the identities. gorgonia never computes the
+// build tag routes to OpenBLAS): see ghost.go for the identities. Those calls are exported as
+// plain functions on (A, G, LayerGeometry), SquaredNorms and ScaledSum (kernels.go), so that
+// an optimizer that computes A and G itself clips per example with the same code. gorgonia never computes the
 // parameter gradients itself in this path, so a private step costs about one non-private
 // step plus the norms. Pooling and GroupNorm's normalisation are custom gorgonia ops
 // (ops.go): gorgonia v0.9.18's own have wrong or noisy backward passes.

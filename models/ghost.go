@@ -1,6 +1,8 @@
 package models
 
 import (
+	"fmt"
+
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 )
@@ -23,10 +25,9 @@ import (
 //
 // The total squared norm of sample i is the sum over layers; c_i = min(1, C/‖∇ℓ_i‖).
 
-// useGram reports whether the Gram identity is cheaper than materialising P_iᵀG_i.
-func (l *pLayer) useGram() bool {
-	r := l.rows()
-	return r*(l.d+l.k) < 2*l.d*l.k
+// geometry is the layer's LayerGeometry for the exported kernels (dense and conv layers).
+func (l *pLayer) geometry() LayerGeometry {
+	return LayerGeometry{Rows: l.rows(), In: l.d, Out: l.k, Bias: l.b >= 0}
 }
 
 func sumSq(s []float32) float64 {
@@ -42,55 +43,14 @@ func general(rows, cols int, data []float32) blas32.General {
 }
 
 // ghostSquaredNorms adds ‖∇ℓ_i‖² of the first m rows of t's last run into sq.
-func (nw *Network) ghostSquaredNorms(t *tape, m int, sq []float64) {
+func (nw *Network) ghostSquaredNorms(t *tape, m int, sq []float64) error {
 	for j := range nw.plan.layers {
 		l := &nw.plan.layers[j]
 		switch l.kind {
-		case kindDense:
-			a, g := t.a[j], t.gz[j]
-			for i := 0; i < m; i++ {
-				gg := sumSq(g[i*l.k : (i+1)*l.k])
-				sq[i] += sumSq(a[i*l.d:(i+1)*l.d]) * gg
-				if l.b >= 0 {
-					sq[i] += gg
-				}
-			}
-		case kindConv:
-			r := l.rows()
-			if l.useGram() {
-				nw.scratch = grow(nw.scratch, 2*r*r)
-				pp := blas32.Symmetric{Uplo: blas.Upper, N: r, Stride: r, Data: nw.scratch[:r*r]}
-				gg := blas32.Symmetric{Uplo: blas.Upper, N: r, Stride: r, Data: nw.scratch[r*r : 2*r*r]}
-				for i := 0; i < m; i++ {
-					blas32.Syrk(blas.NoTrans, 1, general(r, l.d, t.a[j][i*r*l.d:]), 0, pp)
-					blas32.Syrk(blas.NoTrans, 1, general(r, l.k, t.gz[j][i*r*l.k:]), 0, gg)
-					var v float64
-					for p := 0; p < r; p++ {
-						v += float64(pp.Data[p*r+p]) * float64(gg.Data[p*r+p])
-						var off float64
-						for q := p + 1; q < r; q++ {
-							off += float64(pp.Data[p*r+q]) * float64(gg.Data[p*r+q])
-						}
-						v += 2 * off
-					}
-					sq[i] += v
-				}
-			} else {
-				nw.scratch = grow(nw.scratch, l.d*l.k)
-				w := general(l.d, l.k, nw.scratch)
-				for i := 0; i < m; i++ {
-					blas32.Gemm(blas.Trans, blas.NoTrans, 1, general(r, l.d, t.a[j][i*r*l.d:]),
-						general(r, l.k, t.gz[j][i*r*l.k:]), 0, w)
-					sq[i] += sumSq(w.Data)
-				}
-			}
-			if l.b >= 0 {
-				nw.scratch = grow(nw.scratch, l.k)
-				for i := 0; i < m; i++ {
-					s := nw.scratch[:l.k]
-					columnSums(s, t.gz[j][i*r*l.k:(i+1)*r*l.k], l.k)
-					sq[i] += sumSq(s)
-				}
+		case kindDense, kindConv:
+			var err error
+			if nw.scratch, err = SquaredNorms(sq[:m], t.a[j], t.gz[j], l.geometry(), nw.scratch); err != nil {
+				return fmt.Errorf("layer %s: %w", l.name, err)
 			}
 		case kindGN:
 			for i := 0; i < m; i++ {
@@ -102,6 +62,7 @@ func (nw *Network) ghostSquaredNorms(t *tape, m int, sq []float64) {
 			}
 		}
 	}
+	return nil
 }
 
 func sum(s []float32) float64 {
@@ -123,34 +84,18 @@ func columnSums(s, g []float32, k int) {
 }
 
 // ghostScaledSum adds Σ_{i<m} scale_i ∇ℓ_i into grad. It scales t's G buffers in place.
-func (nw *Network) ghostScaledSum(t *tape, m int, scale []float32, grad []float32) {
-	unit := true
-	for _, c := range scale {
-		if c != 1 {
-			unit = false
-			break
-		}
-	}
+func (nw *Network) ghostScaledSum(t *tape, m int, scale []float32, grad []float32) error {
 	for j := range nw.plan.layers {
 		l := &nw.plan.layers[j]
 		switch l.kind {
 		case kindDense, kindConv:
-			r := l.rows()
-			g := t.gz[j][:m*r*l.k]
-			if !unit {
-				for i := 0; i < m; i++ {
-					blas32.Scal(scale[i], blas32.Vector{N: r * l.k, Inc: 1, Data: g[i*r*l.k:]})
-				}
-			}
-			blas32.Gemm(blas.Trans, blas.NoTrans, 1, general(m*r, l.d, t.a[j]), general(m*r, l.k, g),
-				1, general(l.d, l.k, grad[l.w:]))
+			var gb []float32
 			if l.b >= 0 {
-				nw.scratch = grow(nw.scratch, l.k)
-				s := nw.scratch[:l.k]
-				columnSums(s, g, l.k)
-				for c, v := range s {
-					grad[l.b+c] += v
-				}
+				gb = grad[l.b : l.b+l.k]
+			}
+			var err error
+			if nw.scratch, err = ScaledSum(grad[l.w:l.w+l.d*l.k], gb, t.a[j], t.gz[j], scale[:m], l.geometry(), nw.scratch); err != nil {
+				return fmt.Errorf("layer %s: %w", l.name, err)
 			}
 		case kindGN:
 			for i := 0; i < m; i++ {
@@ -162,6 +107,7 @@ func (nw *Network) ghostScaledSum(t *tape, m int, scale []float32, grad []float3
 			}
 		}
 	}
+	return nil
 }
 
 // sampleGrad writes ∇ℓ_i, row i of t's last run, into g (len(Params())).

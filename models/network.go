@@ -325,7 +325,9 @@ func (nw *Network) ClippedGradSum(b Batch, clip float64, grad []float32, norms [
 			nw.sq = growF64(nw.sq, m)
 			sq := nw.sq[:m]
 			clear(sq)
-			nw.ghostSquaredNorms(t, m, sq)
+			if err := nw.ghostSquaredNorms(t, m, sq); err != nil {
+				return Stats{}, err
+			}
 			for i, v := range sq {
 				norm := math.Sqrt(v)
 				if norms != nil {
@@ -337,7 +339,9 @@ func (nw *Network) ClippedGradSum(b Batch, clip float64, grad []float32, norms [
 				}
 			}
 		}
-		nw.ghostScaledSum(t, m, scale, grad)
+		if err := nw.ghostScaledSum(t, m, scale, grad); err != nil {
+			return Stats{}, err
+		}
 	}
 	return s, nil
 }
