@@ -34,4 +34,22 @@ type Run struct {
 	// DomainDiameter is the diameter of the set the iterates are projected onto; 0 means no
 	// projection.
 	DomainDiameter float64
+
+	// The constants of the block-wise hidden-state analyses (DP-MBCD, seed-000), which a
+	// config reaches through its algorithm's declared Run.
+	//
+	// SmoothnessPerRecord says the blocks' smoothness constants differ and every record
+	// declares its block's β (Step.Smoothness); Smoothness must then be 0. They are never
+	// folded into one maximum: a larger β can make a contraction constant such as
+	// L_F = |1 − ηβ| smaller, so a maximum would under-report ε.
+	SmoothnessPerRecord bool
+	// ProxLipschitz is L_T, the Lipschitz constant of the proximal map; 0 means 1 (any convex
+	// prox is non-expansive), 1/(1+ηλ_r) for an l2 prox of strength λ_r.
+	ProxLipschitz float64
+	// GradientLipschitz is a user-declared L_F of every step's gradient map (the paper's
+	// Theorem 4.6 input); 0 derives it from the smoothness. Certified modes refuse it.
+	GradientLipschitz float64
+	// InitialLSIInverse is 1/c_0 of the initial distribution: 0 for a data-independent point
+	// mass, s0² for N(0, s0²·I).
+	InitialLSIInverse float64
 }

@@ -86,6 +86,10 @@ type Step struct {
 	BatchIndex int
 	// Block is the coordinate block the step updated (DP-MBCD); 0 for whole-model steps.
 	Block int
+	// Smoothness is the smoothness β of the loss in the block this step updated (DP-MBCD: a
+	// lifted layer's γρ_d², seed-000 Lemma B.1) in runs that declare Run.SmoothnessPerRecord;
+	// 0 otherwise (the run's Smoothness applies).
+	Smoothness float64
 	// MixWidth is ModelMix's mixing box width L in the same units as NoiseStd and
 	// Sensitivity; LinfParts is the number of parts p of its l2+l∞ clipping (0 or 1: l2 only).
 	MixWidth  float64
@@ -116,6 +120,9 @@ func (s Step) Validate() error {
 	}
 	if s.Count < 0 {
 		return fmt.Errorf("accounting: step count %d is negative", s.Count)
+	}
+	if !(s.Smoothness >= 0) || math.IsInf(s.Smoothness, 0) {
+		return fmt.Errorf("accounting: step smoothness %v must be a finite number ≥ 0 (0: the run's)", s.Smoothness)
 	}
 	switch s.Sampling {
 	case FullBatch:

@@ -60,8 +60,26 @@ func NewCertified(run accounting.Run) (*Accountant, error) {
 	return NewWithOptions(run, Options{Variant: Certified})
 }
 
-// NewWithOptions returns an accountant after checking the run-level assumptions.
+// NewWithOptions returns an accountant after checking the run-level assumptions. The run's
+// ProxLipschitz, GradientLipschitz and InitialLSIInverse (how a config declares them) fill
+// the options left 0; a constant given differently in both is refused.
 func NewWithOptions(run accounting.Run, opts Options) (*Accountant, error) {
+	for _, c := range []struct {
+		name     string
+		opt      *float64
+		declared float64
+	}{
+		{"prox Lipschitz constant L_T", &opts.ProxLipschitz, run.ProxLipschitz},
+		{"gradient-map Lipschitz constant L_F", &opts.GradientLipschitz, run.GradientLipschitz},
+		{"initial 1/c_0", &opts.InitialLSIInverse, run.InitialLSIInverse},
+	} {
+		switch {
+		case *c.opt == 0:
+			*c.opt = c.declared
+		case c.declared != 0 && c.declared != *c.opt:
+			return nil, fmt.Errorf("mbcd: %s is %v in the options but the run declares %v: give it once", c.name, *c.opt, c.declared)
+		}
+	}
 	if opts.ProxLipschitz == 0 {
 		opts.ProxLipschitz = 1
 	}
@@ -188,6 +206,18 @@ func (a *Accountant) check(s accounting.Step) (stepParams, error) {
 	}
 
 	beta, lam := a.run.Smoothness, a.run.StrongConvexity
+	switch {
+	case a.run.SmoothnessPerRecord:
+		if !(s.Smoothness > 0) {
+			return p, fmt.Errorf("mbcd: the run declares smoothness per record, but block %d's record declares none: set Step.Smoothness to the block's β", s.Block)
+		}
+		if s.Smoothness < lam {
+			return p, fmt.Errorf("mbcd: block %d's smoothness β = %v < strong convexity λ = %v: check the declared constants", s.Block, s.Smoothness, lam)
+		}
+		beta = s.Smoothness
+	case s.Smoothness != 0 && s.Smoothness != beta:
+		return p, fmt.Errorf("mbcd: block %d's record declares smoothness %v, the run %v: declare Run.SmoothnessPerRecord for per-block constants", s.Block, s.Smoothness, beta)
+	}
 	switch {
 	case a.opts.Variant == Certified:
 		p.lf = math.Max(math.Abs(1-p.eta*lam), math.Abs(1-p.eta*beta))

@@ -19,14 +19,14 @@ var Requirements = []struct {
 	{"only the last iterate of the released blocks is published (Run.LastIterateOnly)", true, "both"},
 	{"plain noisy (proximal) gradient steps, no momentum/Adam (Run.UpdateRule == \"sgd\")", true, "both"},
 	{"each block sub-problem convex, declared convex or strongly-convex (Run.Convexity)", true, "both"},
-	{"smoothness β of the block declared (Run.Smoothness), needed for L_F", true, "both"},
+	{"smoothness β of the block declared (Run.Smoothness, or per block in every record, Step.Smoothness with Run.SmoothnessPerRecord), needed for L_F", true, "both"},
 	{"Gaussian noise, replace-one neighbours, fixed batch size and sampling scheme, per-example clip norm C > 0 declared (Step)", true, "both"},
 	{"shuffle-once: batch index within the ⌊n/b⌋ batches; reshuffling: whole cyclic epochs (Step.BatchIndex)", true, "both"},
 	{"a single released block (Step.Block constant)", true, "certified"},
 	{"L_F = max(|1−ηλ|, |1−ηβ|) from the declared λ, β (not the paper's |1−ηβ|), contraction exponent 1", true, "certified"},
 	{"the block loss really is convex (λ-strongly convex if λ > 0) and β-smooth on every batch, and clipping never activates", false, "both"},
-	{"the prox is L_T-Lipschitz (Options.ProxLipschitz, default 1)", false, "both"},
-	{"the initialisation is data-independent (1/c_0 = Options.InitialLSIInverse)", false, "both"},
+	{"the prox is L_T-Lipschitz (Run.ProxLipschitz or Options.ProxLipschitz, default 1)", false, "both"},
+	{"the initialisation is data-independent (1/c_0 = Run.InitialLSIInverse or Options.InitialLSIInverse)", false, "both"},
 	{"a step's update map depends only on the current released block and its batch (hidden auxiliaries recomputed from it, not carried across steps)", false, "certified"},
 	{"the shuffle-once partition is uniformly random and kept secret", false, "both"},
 }
@@ -77,6 +77,12 @@ func checkRun(run accounting.Run, opts Options) error {
 		}
 	default:
 		return fmt.Errorf("mbcd: unknown variant %d", opts.Variant)
+	}
+	if run.SmoothnessPerRecord {
+		if beta != 0 {
+			return fmt.Errorf("mbcd: the run declares smoothness per record and also one β = %v: declare one (per-block constants are never folded into one, which could shrink L_F)", beta)
+		}
+		return nil // every record's β is checked by Compose
 	}
 	if !(beta > 0) || math.IsInf(beta, 1) {
 		return fmt.Errorf("mbcd: smoothness β = %v: declare the block's smoothness (e.g. γρ² for a lifted layer, Lemma B.1)", beta)

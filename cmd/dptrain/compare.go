@@ -34,6 +34,7 @@ type compareOptions struct {
 	sampleRate, noiseMultiplier, clipNorm, stepSize, delta        float64
 	lipschitz, smoothness, strongConvexity, holder, diameter      float64
 	mixWidth                                                      float64
+	proxLipschitz, gradientLipschitz, initialLSIInverse           float64
 	steps, datasetSize, batchSize, minBatchSize, linfParts, block int
 	lastIterateOnly                                               bool
 
@@ -96,6 +97,9 @@ and --neighbouring replace-one, and their loss constants (--lipschitz, --smoothn
 	f.IntVar(&o.minBatchSize, "min-batch-size", 0, "DP-ULR's rejection threshold N_B")
 	f.Float64Var(&o.mixWidth, "mix-width", 0, "ModelMix's mixing width, in the units of the noise std")
 	f.IntVar(&o.linfParts, "linf-parts", 0, "ModelMix's l2+l∞ clipping parts p")
+	f.Float64Var(&o.proxLipschitz, "prox-lipschitz", 0, "DP-MBCD: Lipschitz constant L_T of the prox (0: 1)")
+	f.Float64Var(&o.gradientLipschitz, "gradient-lipschitz", 0, "DP-MBCD (paper mode): L_F of every step's gradient map (0: from --smoothness)")
+	f.Float64Var(&o.initialLSIInverse, "initial-lsi-inverse", 0, "DP-MBCD: 1/c_0 of the initialisation (0: data-independent point mass; s0² for N(0, s0²I))")
 	f.IntVar(&o.block, "block", 0, "DP-MBCD block index of every step (with --blocks: of the first block)")
 	f.IntVar(&o.blocks, "blocks", 1, "DP-MBCD schedule: number of blocks updated in turn")
 	f.IntVar(&o.blockEpochs, "block-epochs", 1, "DP-MBCD schedule: epochs (n/b steps) spent on a block before moving to the next")
@@ -159,6 +163,9 @@ func loadCompareConfig(path string, o *compareOptions, cmd *cobra.Command) error
 	fill("strong-convexity", func() { o.strongConvexity = run.StrongConvexity })
 	fill("diameter", func() { o.diameter = run.DomainDiameter })
 	fill("holder-exponent", func() { o.holder = run.HolderExponent })
+	fill("prox-lipschitz", func() { o.proxLipschitz = run.ProxLipschitz })
+	fill("gradient-lipschitz", func() { o.gradientLipschitz = run.GradientLipschitz })
+	fill("initial-lsi-inverse", func() { o.initialLSIInverse = run.InitialLSIInverse })
 	fill("neighbouring", func() { o.neighbouring = string(step.Neighbouring) })
 	fill("clip-norm", func() { o.clipNorm = step.Sensitivity })
 	fill("noise-multiplier", func() { o.noiseMultiplier = step.NoiseMultiplier })
@@ -222,6 +229,10 @@ func (o *compareOptions) run() accounting.Run {
 		HolderExponent:  o.holder,
 		StrongConvexity: o.strongConvexity,
 		DomainDiameter:  o.diameter,
+
+		ProxLipschitz:     o.proxLipschitz,
+		GradientLipschitz: o.gradientLipschitz,
+		InitialLSIInverse: o.initialLSIInverse,
 	}
 }
 

@@ -275,3 +275,38 @@ func TestLogTicks125(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareMBCDRunConstants reaches DP-MBCD's constants from flags (accounting.Run): the
+// paper's L_F given directly equals the one derived from β (|1 − ηβ| = 0.98 in TV2), and a
+// contracting prox (L_T < 1) lowers ε.
+func TestCompareMBCDRunConstants(t *testing.T) {
+	mbcd := func(extra ...string) float64 {
+		t.Helper()
+		args := append([]string{"--sampling", "shuffled-once", "--dataset-size", "2500", "--batch-size", "100",
+			"--step-size", "0.05", "--noise-multiplier", "40", "--clip-norm", "0.5", "--lipschitz", "0.5",
+			"--convexity", "convex", "--last-iterate-only", "--neighbouring", "replace-one", "--steps", "500", "--json"}, extra...)
+		out, err := runCompareCmd(t, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r compareReport
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range r.Modes {
+			if m.Mode == "mbcd" && m.Applicable {
+				return m.Epsilon
+			}
+		}
+		t.Fatalf("no applicable mbcd row for %v", extra)
+		return 0
+	}
+	fromBeta := mbcd("--smoothness", "0.4")
+	fromLF := mbcd("--gradient-lipschitz", "0.98")
+	if math.Abs(fromBeta-0.20081) > 1e-5 || math.Abs(fromLF-fromBeta) > 1e-12 {
+		t.Errorf("ε from β %v, from L_F %v; want both TV2's 0.20081", fromBeta, fromLF)
+	}
+	if prox := mbcd("--gradient-lipschitz", "0.98", "--prox-lipschitz", "0.9"); !(prox < fromLF) {
+		t.Errorf("L_T = 0.9 gives ε = %v, not below %v", prox, fromLF)
+	}
+}
