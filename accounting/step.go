@@ -129,7 +129,11 @@ func (s Step) Validate() error {
 		if s.SampleRate != 1 {
 			return fmt.Errorf("accounting: full-batch step has sample rate %v, want 1", s.SampleRate)
 		}
-	case Poisson, PoissonWithRejection, Shuffled, ShuffledOnce:
+	case PoissonWithRejection:
+		if s.MinBatchSize < 1 {
+			return fmt.Errorf("accounting: Poisson sampling with rejection needs its threshold MinBatchSize ≥ 1 (N_B), got %d", s.MinBatchSize)
+		}
+	case Poisson, Shuffled, ShuffledOnce:
 	case WithoutReplacement:
 		if s.BatchSize <= 0 || s.DatasetSize < s.BatchSize {
 			return fmt.Errorf("accounting: sampling without replacement needs 0 < batch size (%d) <= dataset size (%d)", s.BatchSize, s.DatasetSize)

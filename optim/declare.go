@@ -30,6 +30,8 @@ func declaredBatch(info BatchInfo) Batch {
 		return Batch{N: info.DatasetSize}
 	case accounting.Poisson:
 		return Batch{}
+	case accounting.PoissonWithRejection:
+		return Batch{N: info.MinBatchSize}
 	}
 	return Batch{N: info.BatchSize}
 }

@@ -179,6 +179,8 @@ func TestDPSGDErrors(t *testing.T) {
 		{"poisson rate", BatchInfo{Sampling: accounting.Poisson, DatasetSize: 100}, 7, "sample rate"},
 		{"no scheme", BatchInfo{DatasetSize: 100}, 7, "no sampling scheme"},
 		{"rejection", BatchInfo{Sampling: accounting.PoissonWithRejection, SampleRate: 0.1, DatasetSize: 100}, 7, "not supported"},
+		{"rejection below threshold", BatchInfo{Sampling: accounting.PoissonWithRejection, SampleRate: 0.1, DatasetSize: 100, MinBatchSize: 8}, 7, "below the threshold"},
+		{"poisson with threshold", BatchInfo{Sampling: accounting.Poisson, SampleRate: 0.1, DatasetSize: 100, MinBatchSize: 3}, 7, "rejection threshold"},
 		{"no n", BatchInfo{Sampling: accounting.Poisson, SampleRate: 0.1}, 7, "dataset size"},
 		{"wrong rate", BatchInfo{Sampling: accounting.Shuffled, BatchSize: 10, SampleRate: 0.2, DatasetSize: 100}, 10, "differs"},
 	} {

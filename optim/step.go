@@ -22,6 +22,9 @@ type BatchInfo struct {
 	DatasetSize int
 	// BatchIndex is the batch's index within a fixed partition (ShuffledOnce), from 0.
 	BatchIndex int
+	// MinBatchSize is the rejection threshold N_B of PoissonWithRejection: the sampler redraws
+	// a Poisson batch while it is smaller (seed-002, Definition 3.4); 0 for other schemes.
+	MinBatchSize int
 	// Neighbouring is the adjacency the guarantee is stated for. Empty: add/remove for
 	// Poisson, replace-one for fixed-size schemes and full batch (n is then public).
 	Neighbouring accounting.Neighbouring
@@ -84,7 +87,17 @@ func plan(info BatchInfo, b Batch) (batchPlan, error) {
 	}
 	p := batchPlan{info: info}
 	switch info.Sampling {
-	case accounting.Poisson:
+	case accounting.Poisson, accounting.PoissonWithRejection:
+		if info.Sampling == accounting.PoissonWithRejection {
+			if info.MinBatchSize < 1 {
+				return batchPlan{}, fmt.Errorf("optim: %s sampling without a rejection threshold (BatchInfo.MinBatchSize = %d) is not supported: set it to N_B ≥ 1", info.Sampling, info.MinBatchSize)
+			}
+			if b.N < info.MinBatchSize {
+				return batchPlan{}, fmt.Errorf("optim: %s batch has %d examples, below the threshold %d: the sampler must redraw it", info.Sampling, b.N, info.MinBatchSize)
+			}
+		} else if info.MinBatchSize != 0 {
+			return batchPlan{}, fmt.Errorf("optim: Poisson batch declares a rejection threshold %d: use sampling %s", info.MinBatchSize, accounting.PoissonWithRejection)
+		}
 		q := info.SampleRate
 		if !(q > 0 && q <= 1) {
 			return batchPlan{}, fmt.Errorf("optim: Poisson sample rate %v is outside (0, 1]", q)
@@ -156,6 +169,7 @@ func (p batchPlan) record(sens, std, lr float64) accounting.Step {
 		BatchSize:    p.info.BatchSize,
 		DatasetSize:  p.info.DatasetSize,
 		BatchIndex:   p.info.BatchIndex,
+		MinBatchSize: p.info.MinBatchSize,
 	}
 	if std > 0 {
 		s.NoiseMultiplier = std / sens

@@ -51,7 +51,7 @@ func dpsgdAlgorithm() Algorithm {
 func sgdAlgorithm() Algorithm {
 	return Algorithm{
 		Name:     AlgorithmSGD,
-		Sampling: []string{"shuffled", "poisson", "shuffled-once", "without-replacement"},
+		Sampling: []string{"shuffled", "poisson", "shuffled-once", "without-replacement", "poisson-with-rejection"},
 		Prepare: func(e Env) (Plan, error) {
 			o := e.Config.Optimizer
 			return Plan{

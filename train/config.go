@@ -103,8 +103,12 @@ type OptimizerConfig struct {
 	Schedule ScheduleConfig `yaml:"schedule"`
 	// BatchSize is the expected batch size: q = BatchSize/n under Poisson sampling.
 	BatchSize int `yaml:"batch_size"`
-	// Sampling is poisson (default), shuffled, shuffled-once or without-replacement.
+	// Sampling is poisson (default), shuffled, shuffled-once, without-replacement or
+	// poisson-with-rejection.
 	Sampling string `yaml:"sampling"`
+	// MinBatchSize is the rejection threshold N_B of poisson-with-rejection: a Poisson batch
+	// smaller than it is redrawn (seed-002, Definition 3.4).
+	MinBatchSize int `yaml:"min_batch_size"`
 	// ClipNorm is the per-sample l2 clipping threshold C.
 	ClipNorm float64 `yaml:"clip_norm"`
 	// NoiseMultiplier is σ (noise std / C), or "auto" to calibrate σ before training to

@@ -129,7 +129,7 @@ func plannedSteps(t TrainingConfig, s data.Sampler) int {
 	if t.Steps > 0 {
 		return t.Steps
 	}
-	if s.Scheme() == data.SchemePoisson {
+	if poissonScheme(s) {
 		return int(math.Ceil(t.Epochs/s.SampleRate() - 1e-9))
 	}
 	return int(math.Ceil(t.Epochs*float64(s.StepsPerEpoch()) - 1e-9))
@@ -143,8 +143,17 @@ func batchInfo(s data.Sampler, bi data.BatchInfo, fixed int) optim.BatchInfo {
 		DatasetSize: s.DatasetSize(),
 		BatchIndex:  bi.BatchIndex,
 	}
-	if s.Scheme() != data.SchemePoisson {
+	if !poissonScheme(s) {
 		info.BatchSize = fixed
 	}
+	if r, ok := s.(interface{ MinBatchSize() int }); ok {
+		info.MinBatchSize = r.MinBatchSize()
+	}
 	return info
+}
+
+// poissonScheme reports whether s draws Poisson batches (with or without rejection), whose
+// size is random: never declared, and buffers sized with a margin.
+func poissonScheme(s data.Sampler) bool {
+	return s.Scheme() == data.SchemePoisson || s.Scheme() == data.SchemePoissonWithRejection
 }

@@ -113,7 +113,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Trainer, error) {
 		return nil, fmt.Errorf("optimizer.batch_size %d exceeds the %d training examples", o.BatchSize, n)
 	}
 	t.samplerNoise = t.noise.Split()
-	if t.sampler, err = data.NewSampler(data.Scheme(o.Sampling), n, o.BatchSize, 0, t.samplerNoise.Rand()); err != nil {
+	if t.sampler, err = data.NewSampler(data.Scheme(o.Sampling), n, o.BatchSize, o.MinBatchSize, t.samplerNoise.Rand()); err != nil {
 		return nil, err
 	}
 	t.total = plannedSteps(cfg.Training, t.sampler)
@@ -229,7 +229,7 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 
 	d := t.train.D
 	maxBatch := t.cfg.Optimizer.BatchSize
-	if t.sampler.Scheme() == data.SchemePoisson {
+	if poissonScheme(t.sampler) {
 		// A Poisson batch exceeds its mean by many standard deviations only with negligible
 		// probability; the buffer grows if it ever does.
 		maxBatch = int(float64(maxBatch) + 8*math.Sqrt(float64(maxBatch)) + 16)

@@ -261,3 +261,52 @@ func TestKilledAndResumedIsBitIdentical(t *testing.T) {
 		})
 	}
 }
+
+// Poisson sampling with rejection runs end to end from min_batch_size: every batch reaches the
+// threshold, the records declare the scheme and N_B, and an accountant that does not cover the
+// scheme reports why instead of a number (and auto calibration is refused).
+func TestPoissonWithRejectionEndToEnd(t *testing.T) {
+	var sizes []int
+	hook := HookFunc(func(s *StepInfo) error { sizes = append(sizes, s.BatchSize); return nil })
+	cfg, err := ParseConfig([]byte(synthetic), []string{"output.dir=" + t.TempDir(), "optimizer.sampling=poisson-with-rejection",
+		"optimizer.min_batch_size=235", "training.steps=20"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := New(context.Background(), cfg, Options{Hooks: []Hook{hook}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := tr.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sizes) != 20 || slices.Min(sizes) < 235 {
+		t.Errorf("batch sizes %v: want 20 batches of at least 235", sizes)
+	}
+	want := accounting.Step{Mechanism: accounting.Gaussian, Sampling: accounting.PoissonWithRejection, Neighbouring: accounting.AddRemove,
+		NoiseMultiplier: 1, SampleRate: 0.05, Count: 20, Sensitivity: 1, NoiseStd: 1, StepSize: 0.2, DatasetSize: 4800, MinBatchSize: 235}
+	if l := tr.live.Ledger(); len(l) != 1 || l[0] != want {
+		t.Errorf("ledger %+v, want %+v", l, want)
+	}
+	if e := sum.Epsilon[0]; e.Error == "" || e.Epsilon != 0 {
+		t.Errorf("rdp on a rejection-sampled run: %+v, want a refusal, not a number", e)
+	}
+
+	for _, tc := range []struct {
+		over []string
+		want string
+	}{
+		{[]string{"optimizer.sampling=poisson-with-rejection"}, "min_batch_size"},
+		{[]string{"optimizer.min_batch_size=10"}, "min_batch_size is set"},
+	} {
+		if _, err := ParseConfig([]byte(synthetic), tc.over); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want an error naming %q", tc.over, err, tc.want)
+		}
+	}
+	auto, _ := ParseConfig([]byte(synthetic), []string{"output.dir=" + t.TempDir(), "optimizer.sampling=poisson-with-rejection",
+		"optimizer.min_batch_size=235", "optimizer.noise_multiplier=auto", "privacy.target_epsilon=2"})
+	if _, err := New(context.Background(), auto, Options{}); err == nil || !strings.Contains(err.Error(), "target_epsilon") {
+		t.Errorf("auto with an uncovered scheme: %v, want a refusal", err)
+	}
+}

@@ -129,14 +129,22 @@ func (r *Algorithms) Validate(c *Config) error {
 	if o.BatchSize <= 0 {
 		bad("optimizer.batch_size = %d: must be positive", o.BatchSize)
 	}
-	if !oneOf(o.Sampling, "poisson", "shuffled", "shuffled-once", "without-replacement") {
-		bad("optimizer.sampling = %q: want poisson, shuffled, shuffled-once or without-replacement", o.Sampling)
+	if !oneOf(o.Sampling, "poisson", "shuffled", "shuffled-once", "without-replacement", "poisson-with-rejection") {
+		bad("optimizer.sampling = %q: want poisson, shuffled, shuffled-once, without-replacement or poisson-with-rejection", o.Sampling)
 	} else if len(alg.Sampling) > 0 && !oneOf(o.Sampling, alg.Sampling...) {
 		want := alg.Sampling[0]
 		if len(alg.Sampling) > 1 {
 			want = "one of " + strings.Join(alg.Sampling, ", ")
 		}
 		bad("%s: optimizer.sampling must be %s (%s)", alg.Name, want, alg.SamplingReason)
+	}
+	switch {
+	case o.Sampling == "poisson-with-rejection" && o.MinBatchSize < 1:
+		bad("optimizer.min_batch_size = %d: poisson-with-rejection needs the rejection threshold N_B ≥ 1 (e.g. half the batch size)", o.MinBatchSize)
+	case o.Sampling != "poisson-with-rejection" && o.MinBatchSize != 0:
+		bad("optimizer.min_batch_size is set but optimizer.sampling is %s: it is the threshold of poisson-with-rejection; remove it or change the sampling", o.Sampling)
+	case o.MinBatchSize > o.BatchSize && o.BatchSize > 0:
+		bad("optimizer.min_batch_size = %d exceeds optimizer.batch_size = %d (the expected batch size): almost every draw would be rejected", o.MinBatchSize, o.BatchSize)
 	}
 	if (o.Update == "momentum" || o.Update == "nesterov") && !(o.Momentum > 0 && o.Momentum < 1) {
 		bad("optimizer.momentum = %v: must be in (0, 1) with update %s", o.Momentum, o.Update)

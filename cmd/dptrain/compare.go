@@ -139,6 +139,7 @@ func loadCompareConfig(path string, o *compareOptions, cmd *cobra.Command) error
 	fill("dataset-size", func() { o.datasetSize = n })
 	fill("batch-size", func() { o.batchSize = op.BatchSize })
 	fill("sampling", func() { o.sampling = op.Sampling })
+	fill("min-batch-size", func() { o.minBatchSize = op.MinBatchSize })
 	fill("noise-multiplier", func() { o.noiseMultiplier = op.NoiseMultiplier.Value })
 	fill("clip-norm", func() { o.clipNorm = op.ClipNorm })
 	fill("step-size", func() { o.stepSize = op.LearningRate })
