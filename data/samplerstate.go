@@ -105,13 +105,7 @@ func (want samplerState) restore(b []byte) (samplerState, error) {
 func (p *Poisson) MarshalBinary() ([]byte, error) { return p.state().marshal(), nil }
 
 // UnmarshalBinary restores a state written by MarshalBinary for the same n and q.
-func (p *Poisson) UnmarshalBinary(b []byte) error {
-	st, err := p.state().restore(b)
-	if err == nil {
-		p.step = st.step
-	}
-	return err
-}
+func (p *Poisson) UnmarshalBinary(b []byte) error { return restoreStep(p.state(), &p.step, b) }
 
 func (p *Poisson) state() samplerState {
 	return samplerState{scheme: SchemePoisson, n: p.n, q: p.q, step: p.step}
@@ -122,11 +116,7 @@ func (s *PoissonWithRejection) MarshalBinary() ([]byte, error) { return s.state(
 
 // UnmarshalBinary restores a state written by MarshalBinary for the same n, q and threshold.
 func (s *PoissonWithRejection) UnmarshalBinary(b []byte) error {
-	st, err := s.state().restore(b)
-	if err == nil {
-		s.step = st.step
-	}
-	return err
+	return restoreStep(s.state(), &s.step, b)
 }
 
 func (s *PoissonWithRejection) state() samplerState {
@@ -137,13 +127,7 @@ func (s *PoissonWithRejection) state() samplerState {
 func (s *Full) MarshalBinary() ([]byte, error) { return s.state().marshal(), nil }
 
 // UnmarshalBinary restores a state written by MarshalBinary for the same n.
-func (s *Full) UnmarshalBinary(b []byte) error {
-	st, err := s.state().restore(b)
-	if err == nil {
-		s.step = st.step
-	}
-	return err
-}
+func (s *Full) UnmarshalBinary(b []byte) error { return restoreStep(s.state(), &s.step, b) }
 
 func (s *Full) state() samplerState { return samplerState{scheme: SchemeFull, n: s.n, step: s.step} }
 
@@ -152,15 +136,21 @@ func permState(scheme Scheme, perm []int, b, step int) samplerState {
 	return samplerState{scheme: scheme, n: len(perm), b: b, step: step, perm: perm}
 }
 
-// restorePerm restores a permutation sampler's step and order from b.
-func restorePerm(scheme Scheme, perm []int, bs int, step *int, b []byte) error {
-	st, err := permState(scheme, perm, bs, *step).restore(b)
+// restoreStep restores a sampler's step (and permutation, if want has one) from b, checked
+// against want, the sampler's current state.
+func restoreStep(want samplerState, step *int, b []byte) error {
+	st, err := want.restore(b)
 	if err != nil {
 		return err
 	}
 	*step = st.step
-	copy(perm, st.perm)
+	copy(want.perm, st.perm)
 	return nil
+}
+
+// restorePerm restores a permutation sampler's step and order from b.
+func restorePerm(scheme Scheme, perm []int, bs int, step *int, b []byte) error {
+	return restoreStep(permState(scheme, perm, bs, *step), step, b)
 }
 
 // MarshalBinary encodes the sampler's state, its fixed partition included (see samplerState).

@@ -2,7 +2,6 @@ package train
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -172,18 +171,11 @@ func TestToyAlgorithmRegisteredFromTestFile(t *testing.T) {
 		t.Errorf("a typo in the toy's section was accepted: %v", err)
 	}
 
-	dir := t.TempDir()
-	cfg, err := reg.ParseConfig([]byte(toyConfig), []string{"output.dir=" + dir})
+	cfg, err := reg.ParseConfig([]byte(toyConfig), []string{"output.dir=" + t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	crash := HookFunc(func(s *StepInfo) error {
-		if s.Step == 25 {
-			return errCrash
-		}
-		return nil
-	})
-	tr, err := New(context.Background(), cfg, Options{Algorithms: reg, Hooks: []Hook{crash}})
+	tr, err := New(context.Background(), cfg, Options{Algorithms: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,17 +190,7 @@ func TestToyAlgorithmRegisteredFromTestFile(t *testing.T) {
 	if got := tr.NoiseMultiplier(); math.Abs(got/(math.Sqrt2*dpsgd)-1) > 2e-4 {
 		t.Errorf("calibrated σ = %v, want √2·%v = %v (the toy's own declarer)", got, dpsgd, math.Sqrt2*dpsgd)
 	}
-	if _, err := tr.Run(context.Background()); !errors.Is(err, errCrash) {
-		t.Fatalf("error %v, want the simulated crash", err)
-	}
-	res, err := New(context.Background(), cfg, Options{Algorithms: reg, Resume: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := res.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res, sum := killAndResume(t, cfg, reg, 25)
 	refCfg, _ := reg.ParseConfig([]byte(toyConfig), []string{"output.dir=" + t.TempDir()})
 	ref, err := New(context.Background(), refCfg, Options{Algorithms: reg})
 	if err != nil {

@@ -215,6 +215,35 @@ func TestInapplicableAccountantRefusedBeforeTraining(t *testing.T) {
 	}
 }
 
+// killAndResume trains cfg (with the algorithms of reg, nil: Builtin) until a hook kills it
+// after step `at`, resumes it from its last checkpoint to the end, and returns the resumed
+// trainer and its summary.
+func killAndResume(t *testing.T, cfg *Config, reg *Algorithms, at int) (*Trainer, *Summary) {
+	t.Helper()
+	kill := HookFunc(func(s *StepInfo) error {
+		if s.Step == at {
+			return errCrash
+		}
+		return nil
+	})
+	tr, err := New(context.Background(), cfg, Options{Algorithms: reg, Hooks: []Hook{kill}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Run(context.Background()); !errors.Is(err, errCrash) {
+		t.Fatalf("error %v, want the simulated kill", err)
+	}
+	res, err := New(context.Background(), cfg, Options{Algorithms: reg, Resume: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := res.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, sum
+}
+
 // A seeded run killed after its step-21 checkpoint (mid-epoch: 20 batches per epoch) and
 // resumed ends bit-identical to an uninterrupted run, with the same ledger: for shuffle-once
 // the stored partition continues the same cyclic order (batch indices 1, 2, ... after 21).
@@ -222,31 +251,11 @@ func TestKilledAndResumedIsBitIdentical(t *testing.T) {
 	for _, scheme := range []string{"shuffled-once", "shuffled", "without-replacement", "poisson"} {
 		t.Run(scheme, func(t *testing.T) {
 			over := []string{"optimizer.sampling=" + scheme, "training.checkpoint_every=7", "training.steps=45"}
-			dir := t.TempDir()
-			cfg, err := ParseConfig([]byte(synthetic), append(over, "output.dir="+dir))
+			cfg, err := ParseConfig([]byte(synthetic), append(over, "output.dir="+t.TempDir()))
 			if err != nil {
 				t.Fatal(err)
 			}
-			kill := HookFunc(func(s *StepInfo) error {
-				if s.Step == 26 {
-					return errCrash
-				}
-				return nil
-			})
-			tr, err := New(context.Background(), cfg, Options{Hooks: []Hook{kill}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := tr.Run(context.Background()); !errors.Is(err, errCrash) {
-				t.Fatalf("error %v, want the simulated kill", err)
-			}
-			res, err := New(context.Background(), cfg, Options{Resume: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := res.Run(context.Background()); err != nil {
-				t.Fatal(err)
-			}
+			res, _ := killAndResume(t, cfg, nil, 26)
 			ref, _ := newTrainer(t, over...)
 			if _, err := ref.Run(context.Background()); err != nil {
 				t.Fatal(err)
