@@ -42,3 +42,40 @@ func TestCalibrateStepRoundTrip(t *testing.T) {
 		t.Error("a step the accountant refuses was calibrated")
 	}
 }
+
+// CalibrateRecords scales every declared record's noise by σ (records whose noise multiplier
+// at σ = 1 is not 1 included) and meets the target with a minimal σ over records that differ
+// from step to step.
+func TestCalibrateRecordsVaryingSteps(t *testing.T) {
+	newRDP := func() (accounting.Accountant, error) { return rdp.New(accounting.Run{}) }
+	rec := func(q, z float64, count int) accounting.Step {
+		return accounting.Step{Mechanism: accounting.Gaussian, Sampling: accounting.Poisson, Neighbouring: accounting.AddRemove,
+			SampleRate: q, NoiseMultiplier: z, Sensitivity: 2, NoiseStd: 2 * z, Count: count}
+	}
+	unit := []accounting.Step{rec(0.01, 1, 300), rec(0.02, 0.5, 100), rec(0.01, 2, 50)}
+	eps := func(sigma float64) float64 {
+		a, _ := rdp.New(accounting.Run{})
+		for _, s := range unit {
+			s.NoiseMultiplier *= sigma
+			s.NoiseStd *= sigma
+			if err := a.Compose(s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		g, _ := a.Epsilon(1e-5)
+		return g.Epsilon
+	}
+	sigma, g, err := accounting.CalibrateRecords(newRDP, unit, 1.5, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := eps(sigma); e > 1.5 || e != g.Epsilon {
+		t.Errorf("σ = %v gives ε = %v (reported %v), want ≤ 1.5", sigma, e, g.Epsilon)
+	}
+	if e := eps(sigma * (1 - 2*accounting.CalibrateTolerance)); e <= 1.5 {
+		t.Errorf("σ = %v is not minimal: a smaller σ gives ε = %v", sigma, e)
+	}
+	if _, _, err := accounting.CalibrateRecords(newRDP, nil, 1, 1e-5); err == nil {
+		t.Error("calibrating no records was accepted")
+	}
+}
