@@ -36,6 +36,14 @@ type Options struct {
 	// Algorithms is the registry optimizer.algorithm is looked up in; nil means Builtin().
 	// A config parsed with another registry's ParseConfig needs that registry here too.
 	Algorithms *Algorithms
+	// TrainSplit, when set, replaces the training split after preprocessing and before the
+	// sampler is built, so that n is the new split's size. An audit (train/audit) adds its
+	// input-space canaries here: they are then sampled, clipped and noised like any example.
+	TrainSplit func(*data.Split) (*data.Split, error)
+	// Oracle, when set, wraps the model as the optimizer sees it. An audit injects its
+	// gradient canaries here, inside the private step, so that they are clipped with the
+	// batch and noised with it.
+	Oracle func(optim.GradientOracle) optim.GradientOracle
 }
 
 // Files in a run's output directory.
@@ -97,6 +105,11 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Trainer, error) {
 	// every run and dptrain eval see the same data.
 	if t.ds, t.train, t.test, err = loadData(ctx, cfg, 0, t.log); err != nil {
 		return nil, err
+	}
+	if opts.TrainSplit != nil {
+		if t.train, err = opts.TrainSplit(t.train); err != nil {
+			return nil, err
+		}
 	}
 	t.log.Infof("data: %s from %s: %d training, %d test examples of shape %v", t.ds.Name, t.ds.Source, t.train.Len(), t.test.Len(), t.ds.Shape)
 
@@ -234,6 +247,10 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 		// probability; the buffer grows if it ever does.
 		maxBatch = int(float64(maxBatch) + 8*math.Sqrt(float64(maxBatch)) + 16)
 	}
+	var oracle optim.GradientOracle = t.model
+	if t.opts.Oracle != nil {
+		oracle = t.opts.Oracle(oracle)
+	}
 	x := make([]float32, maxBatch*d)
 	y := make([]int32, maxBatch)
 	idx := make([]int, 0, maxBatch)
@@ -271,7 +288,7 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 			return nil, err
 		}
 		batch := models.Batch{X: x[:len(idxs)*d], Y: y[:len(idxs)], N: len(idxs), Index: idxs}
-		res, err := t.opt.Step(t.model, batch, info)
+		res, err := t.opt.Step(oracle, batch, info)
 		if err != nil {
 			return nil, fmt.Errorf("step %d: %w (the last good checkpoint is %s)", step+1, err, ckptPath)
 		}

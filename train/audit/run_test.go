@@ -1,0 +1,151 @@
+package audit
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/dptrain/dptrain/train"
+)
+
+// small is a quick run on the synthetic mixture (4800 examples of 20 features).
+const small = `
+name: audit
+seed: 5
+data:
+  dataset: synthetic-mixture
+  normalize: none
+model:
+  kind: mlp
+  hidden: [32]
+  activation: tanh
+optimizer:
+  algorithm: dp-sgd
+  update: sgd
+  learning_rate: 0.5
+  batch_size: 240
+  sampling: poisson
+  clip_norm: 1
+  noise_multiplier: 1.0
+privacy:
+  delta: 1.0e-5
+  accountants: [rdp]
+training:
+  steps: 200
+  checkpoint_every: 0
+`
+
+func parse(t *testing.T, overrides ...string) *train.Config {
+	t.Helper()
+	cfg, err := train.ParseConfig([]byte(small), append(overrides, "output.dir="+t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func runAudit(t *testing.T, o Options, overrides ...string) *Report {
+	t.Helper()
+	rep, err := Run(context.Background(), parse(t, overrides...), o, train.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+var (
+	nonPrivate = []string{"optimizer.algorithm=sgd", "optimizer.noise_multiplier=0", "privacy.accountants=[]"}
+	// memorise: a small training set and a wide model, so that a non-private run fits its
+	// out-of-distribution canaries.
+	memorise = []string{"data.train_subset=800", "model.hidden=[128]", "optimizer.batch_size=50", "training.steps=1000"}
+)
+
+// The audit has power: a non-private run is detected, white-box and black-box. With m = 200
+// canaries the largest possible bound (every guess right with k₊ = k₋ = 40, the confidence
+// split over 6 counts) is 2.77.
+func TestAuditPowerNonPrivate(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		threat    Threat
+		overrides []string
+		atLeast   float64
+	}{
+		{"all-iterates", AllIterates, nonPrivate, 2.5},
+		{"final-model", FinalModel, append(append([]string(nil), nonPrivate...), memorise...), 1.2},
+	} {
+		rep := runAudit(t, Options{Canaries: 200, Threat: c.threat}, c.overrides...)
+		if rep.Bound.Epsilon < c.atLeast {
+			t.Errorf("%s, σ = 0: ε_lower = %.3f (%+v), want ≥ %g", c.name, rep.Bound.Epsilon, rep.Bound.Best, c.atLeast)
+		}
+		if len(rep.Modes) != 0 {
+			t.Errorf("%s: a non-private run has no accountant, got %+v", c.name, rep.Modes)
+		}
+	}
+}
+
+// With large noise the canaries are hidden: ε_lower is small, and below the accountant's ε.
+func TestAuditLargeNoise(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		threat    Threat
+		overrides []string
+	}{
+		{"all-iterates", AllIterates, []string{"optimizer.noise_multiplier=20", "optimizer.learning_rate=0.05"}},
+		{"final-model", FinalModel, append([]string{"optimizer.noise_multiplier=20", "optimizer.learning_rate=0.05"}, memorise...)},
+	} {
+		rep := runAudit(t, Options{Canaries: 200, Threat: c.threat}, c.overrides...)
+		if rep.Bound.Epsilon > 0.5 {
+			t.Errorf("%s, σ = 20: ε_lower = %.3f (%+v), want ≤ 0.5", c.name, rep.Bound.Epsilon, rep.Bound.Best)
+		}
+		if len(rep.Modes) != 1 || rep.Modes[0].Refuted || rep.Modes[0].Epsilon <= 0 {
+			t.Errorf("%s: verdicts %+v, want rdp with a positive ε, not refuted", c.name, rep.Modes)
+		}
+	}
+}
+
+var modelMix = []string{"optimizer.algorithm=modelmix", "optimizer.modelmix.gap=0.01", "optimizer.modelmix.linf_parts=4", "privacy.accountants=[modelmix,rdp]", "training.steps=20"}
+
+// A ModelMix run with l2+l∞ clipping is audited with canaries spread over p coordinates.
+func TestAuditModelMixSupport(t *testing.T) {
+	rep := runAudit(t, Options{Canaries: 50, Threat: AllIterates, Support: 4}, modelMix...)
+	if rep.Support != 4 || len(rep.Modes) != 2 || rep.Modes[0].Mode != "modelmix" {
+		t.Errorf("report %+v", rep)
+	}
+}
+
+func TestVerdicts(t *testing.T) {
+	modes := []train.ModeEpsilon{
+		{Mode: "low", Label: "paper", Epsilon: 0.5},
+		{Mode: "high", Label: "certified", Epsilon: 3},
+		{Mode: "none", Error: "does not cover the run"},
+	}
+	v := verdicts(modes, 1.2, 0.95)
+	if !v[0].Refuted || !strings.HasPrefix(v[0].Verdict, "REFUTED") {
+		t.Errorf("ε 0.5 < ε_lower 1.2: %+v", v[0])
+	}
+	if v[1].Refuted || v[2].Refuted || v[2].Verdict != "no ε to test" {
+		t.Errorf("verdicts %+v", v[1:])
+	}
+}
+
+func TestAuditErrors(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		o         Options
+		overrides []string
+		want      string
+	}{
+		{"gradient canaries need Poisson", Options{Canaries: 50, Threat: AllIterates}, []string{"optimizer.sampling=shuffled"}, "optimizer.sampling poisson"},
+		{"hidden-state accountant on all iterates", Options{Canaries: 50, Threat: AllIterates}, []string{"privacy.accountants=[rdp,chien-li]"}, "composition accountants"},
+		{"too few canaries", Options{Canaries: 1}, nil, "--canaries"},
+		{"unknown threat", Options{Canaries: 50, Threat: "grey-box"}, nil, "--threat"},
+		{"too many input canaries", Options{Canaries: 1500, Threat: FinalModel}, nil, "--canaries"},
+		{"too many gradient canaries", Options{Canaries: 1000, Threat: AllIterates}, nil, "--canaries"},
+		{"l∞ clipping truncates a Dirac canary", Options{Canaries: 50, Threat: AllIterates}, modelMix, "--canary-support 4"},
+	} {
+		_, err := Run(context.Background(), parse(t, c.overrides...), c.o, train.Options{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one naming %q", c.name, err, c.want)
+		}
+	}
+}
