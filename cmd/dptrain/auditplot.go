@@ -53,7 +53,11 @@ func plotAudit(file string, r *audit.Report) error {
 	line.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
 	p.Add(line)
 	p.Legend.Add(fmt.Sprintf("ε_lower %.3g", b.Epsilon), line)
-	p.Y.Min = 0
+	top := b.Epsilon
+	for _, v := range vals {
+		top = max(top, v)
+	}
+	p.Y.Min, p.Y.Max = 0, 1.25*max(top, 0.1) // room for the legend
 	p.Add(plotter.NewGrid())
 	p.BackgroundColor = color.White
 	img := vgimg.New(7*vg.Inch, 4.5*vg.Inch)

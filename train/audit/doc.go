@@ -22,6 +22,10 @@
 //     neighbours) an excluded canary is absent; under fixed-size sampling (replace-one) its slot
 //     holds the example with its true label, so n stays public.
 //
+// A step whose Poisson batch is empty skips the gradient oracle, and with it the canaries that
+// would have joined it; with batches of tens of examples or more this never happens in
+// practice, and it can only weaken the audit.
+//
 // Any algorithm that trains through train.Trainer on its training split can be audited
 // against the final model; one whose step calls the optim.GradientOracle can be audited
 // against all iterates.

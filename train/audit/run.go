@@ -34,8 +34,10 @@ type Report struct {
 	Canaries  int    `json:"canaries"`
 	Included  int    `json:"included"`
 	Adjacency string `json:"adjacency"`
-	// Support is the number of coordinates of a gradient canary (all-iterates only).
-	Support int `json:"support,omitempty"`
+	// Support is the number of coordinates of a gradient canary and CanaryNorm its norm
+	// before clipping (all-iterates only); a private step clips it to optimizer.clip_norm.
+	Support    int     `json:"support,omitempty"`
+	CanaryNorm float64 `json:"canary_norm,omitempty"`
 	// Bound is ε_lower with its confidence, δ and the guesses that gave it.
 	Bound   audit.Result   `json:"bound"`
 	Modes   []Verdict      `json:"modes"`
@@ -130,7 +132,7 @@ func Run(ctx context.Context, cfg *train.Config, o Options, topts train.Options)
 		}
 		grad.rate = float64(cfg.Optimizer.BatchSize) / float64(base.Len())
 		grad.start(t.Model())
-		rep.Support = s
+		rep.Support, rep.CanaryNorm = s, grad.norm
 	}
 	sum, err := t.Run(ctx)
 	if err != nil {
