@@ -1,0 +1,59 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// audit --json and the text report, the report file and the plot.
+func TestAuditCommand(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.yaml")
+	os.WriteFile(cfg, []byte(synthConfig), 0o644)
+	run := filepath.Join(dir, "run")
+	plot := filepath.Join(dir, "audit.png")
+	out, _, err := runDptrain(t, "audit", "--config", cfg, "--set", "output.dir="+run, "--set", "privacy.accountants=[rdp]",
+		"--canaries", "100", "--threat", "all-iterates", "--json", "--no-progress", "--plot", plot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Threat   string
+		Canaries int
+		Bound    struct {
+			Epsilon    float64 `json:"epsilon_lower"`
+			Confidence float64
+		}
+		Modes []struct {
+			Mode, Label, Verdict string
+			Epsilon              float64
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("report is not JSON: %v\n%s", err, out)
+	}
+	if rep.Threat != "all-iterates" || rep.Canaries != 100 || rep.Bound.Confidence != 0.95 || len(rep.Modes) != 1 ||
+		rep.Modes[0].Label != "certified" || rep.Bound.Epsilon > rep.Modes[0].Epsilon {
+		t.Errorf("report %+v", rep)
+	}
+	for _, f := range []string{plot, filepath.Join(run, AuditFile)} {
+		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	out, _, err = runDptrain(t, "audit", "--config", cfg, "--set", "output.dir="+filepath.Join(dir, "run2"), "--canaries", "100", "--threat", "final-model", "--no-progress")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"ε_lower = ", "final-model", "rdp", "certified", "not refuted", "never certify"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text report lacks %q:\n%s", want, out)
+		}
+	}
+	if _, _, err := runDptrain(t, "audit", "--config", cfg, "--threat", "sideways"); err == nil || !strings.Contains(err.Error(), "--threat") {
+		t.Errorf("unknown threat: %v", err)
+	}
+}
