@@ -11,7 +11,9 @@ import (
 
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/accounting/rdp"
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/optim"
 )
 
 // synthetic is a small run on the synthetic mixture (4800 examples of 20 features), fast
@@ -317,5 +319,45 @@ func TestPoissonWithRejectionEndToEnd(t *testing.T) {
 		"optimizer.min_batch_size=235", "optimizer.noise_multiplier=auto", "privacy.target_epsilon=2"})
 	if _, err := New(context.Background(), auto, Options{}); err == nil || !strings.Contains(err.Error(), "target_epsilon") {
 		t.Errorf("auto with an uncovered scheme: %v, want a refusal", err)
+	}
+}
+
+// countingOracle counts the private steps that went through it.
+type countingOracle struct {
+	optim.GradientOracle
+	calls *int
+}
+
+func (c countingOracle) ClippedGradSum(b models.Batch, clip float64, grad []float32, norms []float64) (models.Stats, error) {
+	*c.calls++
+	return c.GradientOracle.ClippedGradSum(b, clip, grad, norms)
+}
+
+// Options.TrainSplit replaces the training data before the sampler is built (n follows it), and
+// Options.Oracle sees every private step's gradient sum.
+func TestOptionsTrainSplitAndOracle(t *testing.T) {
+	cfg, err := ParseConfig([]byte(synthetic), []string{"output.dir=" + t.TempDir(), "training.steps=5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	opts := Options{
+		TrainSplit: func(s *data.Split) (*data.Split, error) { return s.Head(1000), nil },
+		Oracle:     func(in optim.GradientOracle) optim.GradientOracle { return countingOracle{in, &calls} },
+	}
+	tr, err := New(context.Background(), cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := tr.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.DatasetSize != 1000 || calls != 5 {
+		t.Errorf("dataset size %d, oracle calls %d: want 1000 and 5", sum.DatasetSize, calls)
+	}
+	opts.TrainSplit = func(*data.Split) (*data.Split, error) { return nil, errors.New("no split today") }
+	if _, err := New(context.Background(), cfg, opts); err == nil || !strings.Contains(err.Error(), "no split today") {
+		t.Errorf("a failing TrainSplit gave %v", err)
 	}
 }

@@ -20,7 +20,9 @@
 //     TrainSplit) so that the sampler, clipping and noise treat them like any example. The
 //     score is minus the final model's loss on the canary. Under Poisson sampling (add/remove
 //     neighbours) an excluded canary is absent; under fixed-size sampling (replace-one) its slot
-//     holds the example with its true label, so n stays public.
+//     holds the example with its true label, so n stays public. Under Poisson sampling n, and
+//     with it q = batch_size/n, then reveal how many canaries were included, as they would for
+//     any dataset; they are the same for every canary and cannot tell which ones.
 //
 // A step whose Poisson batch is empty skips the gradient oracle, and with it the canaries that
 // would have joined it; with batches of tens of examples or more this never happens in
