@@ -10,10 +10,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/dptrain/dptrain/data"
-	"github.com/dptrain/dptrain/train"
 	"github.com/dptrain/dptrain/train/audit"
 )
 
@@ -49,22 +47,12 @@ the final model's loss. The default follows privacy.release.`,
   dptrain audit --config configs/fmnist-logreg-dpsgld.yaml --threat final-model --json --plot audit.png`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if config == "" {
-				return fmt.Errorf("--config FILE is required (start from configs/quickstart.yaml)")
-			}
-			cfg, err := train.LoadConfig(config, sets)
+			cfg, opts, err := a.loadRun(config, sets, noProg)
 			if err != nil {
 				return err
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
-			opts := train.Options{Log: a.log}
-			if !noProg {
-				opts.Progress = a.errw
-				if f, ok := a.errw.(*os.File); ok {
-					opts.Terminal = term.IsTerminal(int(f.Fd()))
-				}
-			}
 			rep, err := audit.Run(ctx, cfg, audit.Options{Canaries: canaries, Threat: audit.Threat(threat), Confidence: confidence, Support: support}, opts)
 			if err != nil {
 				return err

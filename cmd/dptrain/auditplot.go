@@ -3,16 +3,13 @@ package main
 import (
 	"fmt"
 	"image/color"
-	"io"
 
+	"github.com/dptrain/dptrain/train/audit"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
-
-	"github.com/dptrain/dptrain/data"
-	"github.com/dptrain/dptrain/train/audit"
 )
 
 // plotAudit writes a PNG: the ε of every accountant that gave one as a bar (labelled with its
@@ -62,11 +59,5 @@ func plotAudit(file string, r *audit.Report) error {
 	p.BackgroundColor = color.White
 	img := vgimg.New(7*vg.Inch, 4.5*vg.Inch)
 	p.Draw(draw.New(img))
-	if err := data.WriteFileAtomic(file, func(w io.Writer) error {
-		_, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(w)
-		return err
-	}); err != nil {
-		return fmt.Errorf("--plot %s: %w", file, err)
-	}
-	return nil
+	return writePNG(file, img)
 }

@@ -115,7 +115,11 @@ func plotCompare(file, title string, r compareReport) error {
 	dc.Fill(dc.Rectangle.Path())
 	p.Draw(draw.Crop(dc, 0, -legendWidth, 0, 0))
 	legend.Draw(draw.Crop(draw.Crop(dc, width-legendWidth, 0, 0, 0), vg.Points(8), 0, 0, -vg.Points(30)))
-	// Atomically: an existing plot is never left half-written.
+	return writePNG(file, img)
+}
+
+// writePNG writes img to file atomically: an existing plot is never left half-written.
+func writePNG(file string, img *vgimg.Canvas) error {
 	if err := data.WriteFileAtomic(file, func(w io.Writer) error {
 		_, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(w)
 		return err

@@ -36,22 +36,13 @@ training.checkpoint_every steps), model.dpm (the final model), summary.json and 
   dptrain train --config configs/quickstart.yaml --resume`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if config == "" {
-				return fmt.Errorf("--config FILE is required (start from configs/quickstart.yaml)")
-			}
-			cfg, err := train.LoadConfig(config, sets)
+			cfg, opts, err := a.loadRun(config, sets, noProg)
 			if err != nil {
 				return err
 			}
+			opts.Resume = resume
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
-			opts := train.Options{Log: a.log, Resume: resume}
-			if !noProg {
-				opts.Progress = a.errw
-				if f, ok := a.errw.(*os.File); ok {
-					opts.Terminal = term.IsTerminal(int(f.Fd()))
-				}
-			}
 			t, err := train.New(ctx, cfg, opts)
 			if err != nil {
 				return err
@@ -69,6 +60,26 @@ training.checkpoint_every steps), model.dpm (the final model), summary.json and 
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	cmd.Flags().BoolVar(&noProg, "no-progress", false, "do not draw the progress bar")
 	return cmd
+}
+
+// loadRun reads --config with its --set overrides and returns the trainer's options: the
+// logger, and the progress bar on stderr unless --no-progress.
+func (a *app) loadRun(config string, sets []string, noProg bool) (*train.Config, train.Options, error) {
+	if config == "" {
+		return nil, train.Options{}, fmt.Errorf("--config FILE is required (start from configs/quickstart.yaml)")
+	}
+	cfg, err := train.LoadConfig(config, sets)
+	if err != nil {
+		return nil, train.Options{}, err
+	}
+	opts := train.Options{Log: a.log}
+	if !noProg {
+		opts.Progress = a.errw
+		if f, ok := a.errw.(*os.File); ok {
+			opts.Terminal = term.IsTerminal(int(f.Fd()))
+		}
+	}
+	return cfg, opts, nil
 }
 
 func printSummary(cmd *cobra.Command, s *train.Summary, asJSON bool) error {
