@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	bound "github.com/dptrain/dptrain/accounting/audit"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/train/audit"
 )
@@ -26,7 +27,7 @@ func newAuditCmd(a *app) *cobra.Command {
 		sets                     []string
 		canaries                 int
 		confidence               float64
-		support                  int
+		support, guesses         int
 		asJSON, noProg           bool
 	)
 	cmd := &cobra.Command{
@@ -53,7 +54,11 @@ the final model's loss. The default follows privacy.release.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
-			rep, err := audit.Run(ctx, cfg, audit.Options{Canaries: canaries, Threat: audit.Threat(threat), Confidence: confidence, Support: support}, opts)
+			o := audit.Options{Canaries: canaries, Threat: audit.Threat(threat), Confidence: confidence, Support: support}
+			if guesses > 0 {
+				o.Counts = []bound.Guesses{{Plus: guesses, Minus: guesses}}
+			}
+			rep, err := audit.Run(ctx, cfg, o, opts)
 			if err != nil {
 				return err
 			}
@@ -76,6 +81,7 @@ the final model's loss. The default follows privacy.release.`,
 	cmd.Flags().IntVar(&canaries, "canaries", 1000, "m: canaries, each included with probability 1/2")
 	cmd.Flags().StringVar(&threat, "threat", "", "all-iterates (white-box, gradient canaries) or final-model (black-box, input canaries); default from privacy.release")
 	cmd.Flags().IntVar(&support, "canary-support", 1, "coordinates per gradient canary (all-iterates); at least optimizer.modelmix.linf_parts when that is > 1")
+	cmd.Flags().IntVar(&guesses, "guesses", 0, "guess k₊ = k₋ = K (fixed in advance, no Bonferroni split); 0: try 1, 2, 5, 10, 20 and 50% of m")
 	cmd.Flags().Float64Var(&confidence, "confidence", 0.95, "confidence of the lower bound")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	cmd.Flags().StringVar(&plotFile, "plot", "", "write a PNG: ε per accountant as bars, ε_lower as a line")

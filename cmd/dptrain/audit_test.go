@@ -53,6 +53,13 @@ func TestAuditCommand(t *testing.T) {
 			t.Errorf("text report lacks %q:\n%s", want, out)
 		}
 	}
+	out, _, err = runDptrain(t, "audit", "--config", cfg, "--set", "output.dir="+filepath.Join(dir, "run3"), "--canaries", "100", "--guesses", "7", "--no-progress")
+	if err != nil || !strings.Contains(out, "k₊ = 7, k₋ = 7; confidence split over 1 guess counts") {
+		t.Errorf("--guesses 7: %v\n%s", err, out)
+	}
+	if _, _, err := runDptrain(t, "audit", "--config", cfg, "--set", "output.dir="+filepath.Join(dir, "run4"), "--canaries", "100", "--guesses", "60", "--no-progress"); err == nil || !strings.Contains(err.Error(), "k₊ + k₋ ≤ m") {
+		t.Errorf("--guesses 60 of 100 canaries: %v", err)
+	}
 	if _, _, err := runDptrain(t, "audit", "--config", cfg, "--threat", "sideways"); err == nil || !strings.Contains(err.Error(), "--threat") {
 		t.Errorf("unknown threat: %v", err)
 	}

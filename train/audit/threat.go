@@ -57,5 +57,10 @@ func (o *Options) resolve(release string) error {
 	if o.Counts == nil {
 		o.Counts = audit.DefaultCounts(o.Canaries)
 	}
+	for _, c := range o.Counts {
+		if c.Plus < 0 || c.Minus < 0 || c.Made() == 0 || c.Made() > o.Canaries {
+			return fmt.Errorf("audit: %d guesses included and %d excluded about %d canaries: want k₊, k₋ ≥ 0 and 0 < k₊ + k₋ ≤ m (lower --guesses)", c.Plus, c.Minus, o.Canaries)
+		}
+	}
 	return nil
 }
