@@ -7,8 +7,8 @@ import (
 )
 
 // PValue is the probability, under the null hypothesis that the audited run is (ε, δ)-DP, of
-// v or more correct guesses among r guesses about m canaries (Steinke, Nasr & Jagielski 2023,
-// Theorem 3, in the form of their Algorithm's p_value function):
+// v or more correct guesses among r guesses about m canaries (Steinke, Nasr & Jagielski 2023:
+// Theorem 3 with the δ term of Corollary 5.4, as Appendix D computes it):
 //
 //	q = e^ε / (1 + e^ε)                             (the accuracy of ε-DP randomised response)
 //	β = P[Binomial(r, q) ≥ v]
@@ -49,7 +49,8 @@ func checkCounts(m, r, v int) error {
 // reject at the given confidence (0.95: p-value below 0.05), for the stated δ: the audit's
 // lower bound on the run's ε. It is 0 when not even ε = 0 is rejected.
 //
-// The search is a bisection on ε, whose p-value is non-decreasing; it returns the rejected end
+// The search is Appendix D's: widen the bracket, then bisect on ε, whose p-value is
+// non-decreasing; it returns the rejected end
 // of the final bracket, so the bound never overstates what the data show (rounding against the
 // refutation). The bracket is narrowed to 1e-9 in ε.
 func EpsilonLowerBound(m, r, v int, delta, confidence float64) (float64, error) {
