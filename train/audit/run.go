@@ -84,9 +84,13 @@ func Run(ctx context.Context, cfg *train.Config, o Options, topts train.Options)
 		}
 	}
 	rep := &Report{Threat: o.Threat, Canaries: m, Included: nin}
-	poisson := cfg.Optimizer.Sampling == string(data.SchemePoisson)
+	// Poisson sampling (with or without rejection) is stated for add/remove neighbours, the
+	// fixed-size schemes for replace-one (optim's batch plan).
+	sampling := data.Scheme(cfg.Optimizer.Sampling)
+	poisson := sampling == data.SchemePoisson
+	addRemove := poisson || sampling == data.SchemePoissonWithRejection
 	rep.Adjacency = string(accounting.ReplaceOne)
-	if poisson {
+	if addRemove {
 		rep.Adjacency = string(accounting.AddRemove)
 	}
 
@@ -108,7 +112,7 @@ func Run(ctx context.Context, cfg *train.Config, o Options, topts train.Options)
 		topts.Oracle = func(in optim.GradientOracle) optim.GradientOracle { return grad.wrap(in) }
 		topts.Hooks = append(append([]train.Hook(nil), topts.Hooks...), train.HookFunc(func(si *train.StepInfo) error { return grad.AfterStep(si) }))
 	case FinalModel:
-		input = &inputCanaries{included: included, replace: !poisson, rng: rng}
+		input = &inputCanaries{included: included, replace: !addRemove, rng: rng}
 		topts.TrainSplit = func(s *data.Split) (*data.Split, error) {
 			return input.split(s)
 		}
