@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
+	"strings"
 
 	"github.com/dptrain/dptrain/accounting"
 	audit "github.com/dptrain/dptrain/accounting/audit"
@@ -119,7 +120,7 @@ func Run(ctx context.Context, cfg *train.Config, o Options, topts train.Options)
 	}
 	t, err := train.New(ctx, cfg, topts)
 	if err != nil {
-		if o.Threat == AllIterates {
+		if o.Threat == AllIterates && strings.Contains(err.Error(), "privacy.accountants") {
 			return nil, fmt.Errorf("%w (the all-iterates audit releases every iterate: keep only composition accountants in privacy.accountants, e.g. --set 'privacy.accountants=[rdp]', or audit with --threat final-model)", err)
 		}
 		return nil, err
