@@ -149,3 +149,14 @@ func TestAuditErrors(t *testing.T) {
 		}
 	}
 }
+
+// A DP-SGLD run (replace-one neighbours, fixed-size batches) is audited against the final
+// model with n unchanged, next to its hidden-state accountant (label paper).
+func TestAuditDPSGLDFinalModel(t *testing.T) {
+	rep := runAudit(t, Options{Canaries: 100, Threat: FinalModel}, "optimizer.algorithm=dp-sgld", "model.kind=logreg",
+		"data.feature_norm=1", "optimizer.sampling=without-replacement", "optimizer.noise_multiplier=0.02",
+		"optimizer.dp_sgld.regularization=0.001", "optimizer.learning_rate=0.5", "privacy.accountants=[sgld,rdp]")
+	if rep.Adjacency != "replace-one" || rep.Summary.DatasetSize != 4800 || len(rep.Modes) != 2 || rep.Modes[0].Label != "paper" {
+		t.Errorf("adjacency %s, n = %d, modes %+v", rep.Adjacency, rep.Summary.DatasetSize, rep.Modes)
+	}
+}
