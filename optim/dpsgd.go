@@ -107,19 +107,23 @@ func (o *DPSGD) Step(m GradientOracle, b Batch, info BatchInfo) (Result, error) 
 		}
 		st, err = m.ClippedGradSum(b, o.cfg.ClipNorm, o.grad, o.norms[:b.N])
 		if err != nil {
-			return Result{}, fmt.Errorf("optim: DP-SGD step %d: %w", o.k, err)
+			return Result{}, fmt.Errorf("optim: DP-SGD step %d: %w", o.k+1, err)
 		}
 	}
 	std := o.std() // σ = 0 with C = +Inf: no noise, not NaN
 	o.noise.AddGaussian(o.grad, std)
 	if err := scaleFinite(o.grad, 1/p.norm); err != nil {
-		return Result{}, fmt.Errorf("optim: DP-SGD step %d: %w", o.k, err)
+		return Result{}, fmt.Errorf("optim: DP-SGD step %d: %w", o.k+1, err)
 	}
 	o.cfg.Rule.Apply(params, o.grad, lr)
 	rec := p.record(o.cfg.ClipNorm, std, lr)
 	o.k++
 	return Result{Records: []accounting.Step{rec}, Stats: st, StepSize: lr}, nil
 }
+
+// ErrNotFinite reports a privatised gradient with NaN or infinite coordinates; the
+// parameters were not updated. Training has diverged (or an input is not finite).
+var ErrNotFinite = errors.New("the gradient is not finite (NaN or infinite coordinates); the parameters were not updated")
 
 // scaleFinite multiplies g by s and returns an error if any element is not finite.
 func scaleFinite(g []float32, s float64) error {
@@ -130,7 +134,7 @@ func scaleFinite(g []float32, s float64) error {
 		bad = bad || x-x != 0
 	}
 	if bad {
-		return errors.New("the gradient has NaN or infinite coordinates: lower the learning rate or check the model's inputs; the parameters were not updated")
+		return ErrNotFinite
 	}
 	return nil
 }

@@ -139,10 +139,10 @@ func (o *DPSGLD) Step(m GradientOracle, b Batch, info BatchInfo) (Result, error)
 	}
 	st, err := m.ClippedGradSum(b, c.DataLipschitz, o.grad, o.norms[:b.N])
 	if err != nil {
-		return Result{}, fmt.Errorf("optim: DP-SGLD step %d: %w", o.k, err)
+		return Result{}, fmt.Errorf("optim: DP-SGLD step %d: %w", o.k+1, err)
 	}
 	if err := scaleFinite(o.grad, 1/p.norm); err != nil {
-		return Result{}, fmt.Errorf("optim: DP-SGLD step %d: %w", o.k, err)
+		return Result{}, fmt.Errorf("optim: DP-SGLD step %d: %w", o.k+1, err)
 	}
 	lambda := c.StrongConvexity
 	for i, g := range o.grad {

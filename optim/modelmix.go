@@ -149,14 +149,14 @@ func (o *ModelMix) Step(m GradientOracle, b Batch, info BatchInfo) (Result, erro
 	if b.N > 0 {
 		st, err = o.gradSum(m, b)
 		if err != nil {
-			return Result{}, fmt.Errorf("optim: ModelMix step %d: %w", o.k, err)
+			return Result{}, fmt.Errorf("optim: ModelMix step %d: %w", o.k+1, err)
 		}
 	}
 	c := o.cfg.ClipNorm
 	std := o.cfg.NoiseMultiplier * c
 	o.noise.AddGaussian(o.grad, std)
 	if err := scaleFinite(o.grad, 1/p.norm); err != nil {
-		return Result{}, fmt.Errorf("optim: ModelMix step %d: %w", o.k, err)
+		return Result{}, fmt.Errorf("optim: ModelMix step %d: %w", o.k+1, err)
 	}
 	Mix(params, o.prev, o.grad, eta, tau, o.wd, o.noise)
 	rec := o.record(p, eta, tau)

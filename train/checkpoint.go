@@ -41,6 +41,11 @@ type CheckpointHeader struct {
 	// ConfigHash ties the checkpoint to the run's config; resuming under a different config is
 	// refused.
 	ConfigHash string `json:"config_hash"`
+	// Config is the run's canonical config, so that a resume under a different config can
+	// name the keys that differ.
+	Config Canonical `json:"config,omitempty"`
+	// ElapsedSec is the training time spent up to Step, over every resume.
+	ElapsedSec float64 `json:"elapsed_s,omitempty"`
 	// NoiseMultiplier is the σ the run used (after calibration, when auto).
 	NoiseMultiplier float64 `json:"noise_multiplier"`
 	// Ledger is the run-length list of every step record composed so far.

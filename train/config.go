@@ -160,6 +160,9 @@ type TrainingConfig struct {
 	EvalEvery int `yaml:"eval_every"`
 	// CheckpointEvery writes a checkpoint every CheckpointEvery steps (0: at the end only).
 	CheckpointEvery int `yaml:"checkpoint_every"`
+	// KeepCheckpoints is how many checkpoints (checkpoint-<step>.dpt) are kept, newest first
+	// (default 2); checkpoint.dpt is always the newest.
+	KeepCheckpoints int `yaml:"keep_checkpoints"`
 	// LogEvery logs a line every LogEvery steps.
 	LogEvery int `yaml:"log_every"`
 	// PrivacyEvery computes ε in every mode for the metrics and progress every PrivacyEvery

@@ -151,25 +151,46 @@ func truncateMetrics(jpath, cpath string, last int) error {
 			return err
 		}
 	}
-	if f, err := os.Open(cpath); err == nil {
-		rows, rerr := csv.NewReader(f).ReadAll()
-		f.Close()
-		if rerr != nil {
-			return fmt.Errorf("metrics: %s is corrupt (%v): remove it to start a fresh one", cpath, rerr)
-		}
+	if b, err := os.ReadFile(cpath); err == nil {
+		keep := completeCSVRows(b, last)
 		return data.WriteFileAtomic(cpath, func(w io.Writer) error {
-			cw := csv.NewWriter(w)
-			for i, r := range rows {
-				if i > 0 {
-					if s, err := strconv.Atoi(r[0]); err != nil || s > last {
-						continue
-					}
+			for _, l := range keep {
+				w.Write(l)
+				if _, err := w.Write([]byte{'\n'}); err != nil {
+					return err
 				}
-				cw.Write(r)
 			}
-			cw.Flush()
-			return cw.Error()
+			return nil
 		})
 	}
 	return nil
+}
+
+// completeCSVRows returns the header and the rows with step ≤ last of a metrics.csv, dropping
+// a torn last line (a write cut by a full disk or a kill) and any row that does not parse
+// with the header's number of fields.
+func completeCSVRows(b []byte, last int) [][]byte {
+	lines := bytes.Split(b, []byte{'\n'})
+	lines = lines[:len(lines)-1] // the part after the last newline is incomplete (or empty)
+	if len(lines) == 0 {
+		return nil
+	}
+	header, err := csv.NewReader(bytes.NewReader(lines[0])).Read()
+	if err != nil {
+		return nil
+	}
+	keep := [][]byte{lines[0]}
+	for _, l := range lines[1:] {
+		r := csv.NewReader(bytes.NewReader(l))
+		r.FieldsPerRecord = len(header)
+		row, err := r.Read()
+		if err != nil {
+			continue
+		}
+		if s, err := strconv.Atoi(row[0]); err != nil || s > last {
+			continue
+		}
+		keep = append(keep, l)
+	}
+	return keep
 }

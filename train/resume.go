@@ -2,6 +2,8 @@ package train
 
 import (
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/data"
@@ -17,10 +19,11 @@ func (t *Trainer) declare(info optim.BatchInfo) ([]accounting.Step, error) {
 	return d.Declare(info)
 }
 
-// checkpoint writes the run's state atomically.
-func (t *Trainer) checkpoint(path string, step int) error {
+// snapshotCheckpoint collects the run's state after step.
+func (t *Trainer) snapshotCheckpoint(step int) (*Checkpoint, error) {
 	c := &Checkpoint{
-		Header: CheckpointHeader{Step: step, ConfigHash: t.hash, NoiseMultiplier: t.sigma},
+		Header: CheckpointHeader{Step: step, ConfigHash: t.hash, Config: t.canon, NoiseMultiplier: t.sigma,
+			ElapsedSec: t.elapsed()},
 		Vectors: map[string][]float32{
 			"params": t.model.Params(),
 		},
@@ -38,7 +41,7 @@ func (t *Trainer) checkpoint(path string, step int) error {
 		for name, n := range map[string]*optim.Noise{"noise": t.noise, "sampler": t.samplerNoise} {
 			b, err := n.MarshalBinary()
 			if err != nil {
-				return err
+				return nil, err
 			}
 			c.Header.Streams[name] = b
 		}
@@ -50,7 +53,7 @@ func (t *Trainer) checkpoint(path string, step int) error {
 		}
 		c.Header.State = scalars
 	}
-	return SaveCheckpoint(path, c)
+	return c, nil
 }
 
 // restore loads the checkpoint at path into the model, the optimizer and the accountants, and
@@ -58,11 +61,21 @@ func (t *Trainer) checkpoint(path string, step int) error {
 func (t *Trainer) restore(path string) (int, error) {
 	c, err := LoadCheckpoint(path)
 	if err != nil {
+		var older []string
+		for _, o := range olderCheckpoints(filepath.Dir(path)) {
+			if o != path {
+				older = append(older, o)
+			}
+		}
+		if len(older) > 0 {
+			return 0, fmt.Errorf("%w\nolder checkpoints of this run (newest first): %s\ncontinue from one with --resume --resume-from FILE", err, strings.Join(older, ", "))
+		}
 		return 0, err
 	}
 	if c.Header.ConfigHash != t.hash {
-		return 0, fmt.Errorf("checkpoint %s was written by a run with a different config (hash %s, this config %s): resume with the same config, or start a new run in another output.dir",
-			path, c.Header.ConfigHash, t.hash)
+		if err := t.acceptChanges(path, c.Header); err != nil {
+			return 0, err
+		}
 	}
 	if c.Header.NoiseMultiplier != t.sigma {
 		return 0, fmt.Errorf("checkpoint %s was written with noise multiplier %g, this run has %g: resume with the same config", path, c.Header.NoiseMultiplier, t.sigma)
@@ -104,5 +117,41 @@ func (t *Trainer) restore(path string) (int, error) {
 			return 0, fmt.Errorf("checkpoint %s: %w", path, err)
 		}
 	}
+	if c.Header.Step > t.total {
+		return 0, fmt.Errorf("checkpoint %s is at step %d, beyond this run's %d planned steps: raise training.steps (or training.epochs) to continue", path, c.Header.Step, t.total)
+	}
+	t.elapsedBefore = c.Header.ElapsedSec
 	return c.Header.Step, nil
+}
+
+// acceptChanges decides whether a run whose config differs from the checkpoint's may resume
+// it: never when a Fixed key changed; with Options.AllowChanges when only Changeable keys did,
+// which are then logged and recorded in the summary.
+func (t *Trainer) acceptChanges(path string, h CheckpointHeader) error {
+	if h.Config == nil {
+		return fmt.Errorf("checkpoint %s was written by a run with a different config (hash %s, this config %s) by an older dptrain that did not record the config's keys: resume with the run's own config.yaml, or start a new run in another output.dir",
+			path, h.ConfigHash, t.hash)
+	}
+	changes := t.canon.Diff(h.Config, t.cfg)
+	var fixed, changeable []string
+	for _, c := range changes {
+		if c.Kind == Fixed {
+			fixed = append(fixed, c.String())
+		} else {
+			changeable = append(changeable, c.String())
+		}
+	}
+	switch {
+	case len(fixed) > 0:
+		return fmt.Errorf("checkpoint %s was written with a different config; these keys change the privacy accounting or the data and must match to resume:\n  %s\nresume with the run's own config (%s in the run directory), or start a new run in another output.dir",
+			path, strings.Join(fixed, "\n  "), ConfigFile)
+	case len(changeable) > 0 && !t.opts.AllowChanges:
+		return fmt.Errorf("checkpoint %s was written with a different config:\n  %s\nthese keys do not change the privacy accounting: pass --allow-changes to resume with them, or resume with the run's own %s",
+			path, strings.Join(changeable, "\n  "), ConfigFile)
+	}
+	for _, c := range changeable {
+		t.log.Warnf("resuming with a changed config key (--allow-changes): %s", c)
+	}
+	t.changes = changeable
+	return nil
 }

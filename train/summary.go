@@ -22,11 +22,20 @@ type Summary struct {
 	Epsilon         []ModeEpsilon `json:"epsilon"`
 	// StoppedEarly says why the run ended before its planned steps (for example the next
 	// step would have exceeded the target ε); empty when it ran to the end.
-	StoppedEarly string  `json:"stopped_early,omitempty"`
+	StoppedEarly string `json:"stopped_early,omitempty"`
+	// Interrupted is set when a signal (SIGINT, SIGTERM) stopped the run: it saved a
+	// checkpoint and can continue with --resume.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// ChangedOnResume lists the config keys changed when the run was resumed with
+	// --allow-changes, as "key: old → new".
+	ChangedOnResume []string `json:"changed_on_resume,omitempty"`
+	// WallSec is the training time over every session of the run (resumes included).
 	WallSec      float64 `json:"wall_s"`
 	MsPerStep    float64 `json:"ms_per_step"`
 	Reproducible bool    `json:"reproducible"`
 	BLAS         string  `json:"blas"`
 	ModelFile    string  `json:"model_file"`
 	OutputDir    string  `json:"output_dir"`
+	// ConfigFile is the run's saved config, the one to resume it with.
+	ConfigFile string `json:"config_file"`
 }

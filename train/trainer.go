@@ -2,8 +2,6 @@ package train
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,6 +29,12 @@ type Options struct {
 	Terminal bool
 	// Resume continues from the checkpoint in the output directory.
 	Resume bool
+	// ResumeFrom, when set with Resume, names the checkpoint file to continue from instead of
+	// the output directory's newest (e.g. an older one kept by training.keep_checkpoints).
+	ResumeFrom string
+	// AllowChanges lets a resumed run change keys that do not affect the privacy accounting
+	// (see Resumable); the changes are logged and listed in the summary.
+	AllowChanges bool
 	// Hooks run after the built-in ones, after every step.
 	Hooks []Hook
 	// Algorithms is the registry optimizer.algorithm is looked up in; nil means Builtin().
@@ -75,6 +79,15 @@ type Trainer struct {
 	sigma        float64
 	total        int
 	hash         string
+	canon        Canonical
+	// elapsedBefore is the training time of the run before it was resumed, began the
+	// start of this process's training loop.
+	elapsedBefore float64
+	began         time.Time
+	// changes lists the keys changed on resume (--allow-changes).
+	changes []string
+	// lastCheckpoint is the newest checkpoint written or resumed from ("" before the first).
+	lastCheckpoint string
 }
 
 // New prepares a run: it loads the data, builds the model and optimizer, calibrates the noise
@@ -89,11 +102,11 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Trainer, error) {
 		t.log = logrus.New()
 		t.log.SetOutput(io.Discard)
 	}
-	h, err := configHash(cfg)
-	if err != nil {
+	var err error
+	if t.canon, err = canonicalize(cfg); err != nil {
 		return nil, err
 	}
-	t.hash = h
+	t.hash = t.canon.Hash()
 
 	if cfg.Seed != nil {
 		t.noise = optim.NewSeededNoise(*cfg.Seed)
@@ -206,18 +219,29 @@ func (t *Trainer) declaredRun(opt optim.Optimizer) accounting.Run {
 func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	cfg := t.cfg
 	out := cfg.Output.Dir
+	ckptPath := filepath.Join(out, CheckpointFile)
+	from := ckptPath
+	if t.opts.ResumeFrom != "" {
+		from = t.opts.ResumeFrom
+	}
+	if t.opts.Resume {
+		if _, err := os.Stat(from); err != nil {
+			return nil, fmt.Errorf("--resume: there is no checkpoint to continue from (%v): run without --resume to start, or set output.dir to the directory of the run to continue", err)
+		}
+	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, err
 	}
+	removeStaleTemps(out, t.log)
 	start := 0
-	ckptPath := filepath.Join(out, CheckpointFile)
 	if t.opts.Resume {
-		s, err := t.restore(ckptPath)
+		s, err := t.restore(from)
 		if err != nil {
 			return nil, err
 		}
 		start = s
-		t.log.Infof("resumed from %s at step %d/%d", ckptPath, start, t.total)
+		t.lastCheckpoint = from
+		t.log.Infof("resumed from %s at step %d of %d", from, start, t.total)
 	} else if _, err := os.Stat(ckptPath); err == nil {
 		return nil, fmt.Errorf("%s already holds a checkpoint: pass --resume to continue that run, or set output.dir to a new directory", out)
 	}
@@ -255,12 +279,14 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	y := make([]int32, maxBatch)
 	idx := make([]int, 0, maxBatch)
 
-	began := time.Now()
+	t.began = time.Now()
 	var stopped string
+	interrupted := false
 	step := start
 	for step < t.total {
 		if err := ctx.Err(); err != nil {
-			stopped = "interrupted: " + err.Error()
+			stopped = fmt.Sprintf("interrupted after step %d of %d", step, t.total)
+			interrupted = true
 			break
 		}
 		idxs, bi := t.sampler.Next(idx[:0])
@@ -290,17 +316,20 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 		batch := models.Batch{X: x[:len(idxs)*d], Y: y[:len(idxs)], N: len(idxs), Index: idxs}
 		res, err := t.opt.Step(oracle, batch, info)
 		if err != nil {
-			return nil, fmt.Errorf("step %d: %w (the last good checkpoint is %s)", step+1, err, ckptPath)
+			if errors.Is(err, optim.ErrNotFinite) {
+				return nil, t.diverged(step+1, err.Error())
+			}
+			return nil, fmt.Errorf("step %d of %d: %w (%s)", step+1, t.total, err, t.lastGood())
 		}
 		step++
 		si := &StepInfo{Step: step, TotalSteps: t.total, Epoch: float64(step) * t.sampler.SampleRate(),
-			BatchSize: res.Stats.N, LearningRate: res.StepSize, Records: res.Records, ElapsedSec: time.Since(began).Seconds()}
+			BatchSize: res.Stats.N, LearningRate: res.StepSize, Records: res.Records, ElapsedSec: t.elapsed()}
 		if res.Stats.N > 0 {
 			si.Loss = res.Stats.Loss / float64(res.Stats.N)
 			si.Accuracy = float64(res.Stats.Correct) / float64(res.Stats.N)
 		}
 		if math.IsNaN(si.Loss) || math.IsInf(si.Loss, 0) || !finite(t.model.Params()) {
-			return nil, fmt.Errorf("step %d: the training loss is %v (parameters diverged): lower optimizer.learning_rate or clip_norm; the last good checkpoint is %s", step, si.Loss, ckptPath)
+			return nil, t.diverged(step, lossNotFinite(si.Loss))
 		}
 		if t.live != nil {
 			if err := t.live.compose(res.Records); err != nil {
@@ -323,13 +352,13 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 			}
 		}
 		if c := cfg.Training.CheckpointEvery; c > 0 && step%c == 0 {
-			if err := t.checkpoint(ckptPath, step); err != nil {
+			if err := t.checkpoint(step); err != nil {
 				return nil, err
 			}
 		}
 	}
-	wall := time.Since(began).Seconds()
-	if err := t.checkpoint(ckptPath, step); err != nil {
+	session := time.Since(t.began).Seconds()
+	if err := t.checkpoint(step); err != nil {
 		return nil, err
 	}
 	ev, err := t.Evaluate()
@@ -345,11 +374,12 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 		TestAccuracy: ev.Accuracy, TestLoss: ev.Loss, Steps: step, PlannedSteps: t.total,
 		Epochs: float64(step) * t.sampler.SampleRate(), SampleRate: t.sampler.SampleRate(),
 		BatchSize: cfg.Optimizer.BatchSize, DatasetSize: t.train.Len(), NoiseMultiplier: t.sigma,
-		ClipNorm: cfg.Optimizer.ClipNorm, StoppedEarly: stopped, WallSec: wall,
+		ClipNorm: cfg.Optimizer.ClipNorm, StoppedEarly: stopped, Interrupted: interrupted, WallSec: t.elapsed(),
+		ChangedOnResume: t.changes, ConfigFile: filepath.Join(out, ConfigFile),
 		Reproducible: cfg.Seed != nil, BLAS: models.BLAS(), ModelFile: modelPath, OutputDir: out,
 	}
 	if step > start {
-		sum.MsPerStep = 1000 * wall / float64(step-start)
+		sum.MsPerStep = 1000 * session / float64(step-start)
 	}
 	if t.live != nil {
 		sum.Delta, sum.TargetEpsilon = cfg.Privacy.Delta, cfg.Privacy.TargetEpsilon
@@ -393,17 +423,4 @@ func finite(v []float32) bool {
 		}
 	}
 	return true
-}
-
-// configHash identifies the parts of a config that a resumed run must share with the run that
-// wrote the checkpoint: everything but the cadences of evaluation, checkpoints and logging.
-func configHash(cfg *Config) (string, error) {
-	c := *cfg
-	c.Training.EvalEvery, c.Training.CheckpointEvery, c.Training.LogEvery = 0, 0, 0
-	b, err := json.Marshal(c)
-	if err != nil {
-		return "", err
-	}
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:8]), nil
 }

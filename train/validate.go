@@ -53,6 +53,9 @@ func (r *Algorithms) setDefaults(c *Config) {
 	if p.StopAccountant == "" && len(p.Accountants) > 0 {
 		p.StopAccountant = p.Accountants[0]
 	}
+	if c.Training.KeepCheckpoints == 0 {
+		c.Training.KeepCheckpoints = 2
+	}
 	if c.Training.LogEvery == 0 {
 		c.Training.LogEvery = 50
 	}
@@ -205,8 +208,8 @@ func (r *Algorithms) Validate(c *Config) error {
 	if t.Steps < 0 || t.Epochs < 0 || (t.Steps == 0 && !(t.Epochs > 0)) {
 		bad("training: set training.epochs > 0 or training.steps > 0")
 	}
-	if t.EvalEvery < 0 || t.CheckpointEvery < 0 || t.LogEvery < 0 || t.PrivacyEvery < 0 {
-		bad("training.eval_every, checkpoint_every, log_every and privacy_every must not be negative")
+	if t.EvalEvery < 0 || t.CheckpointEvery < 0 || t.LogEvery < 0 || t.PrivacyEvery < 0 || t.KeepCheckpoints < 0 {
+		bad("training.eval_every, checkpoint_every, keep_checkpoints, log_every and privacy_every must not be negative")
 	}
 	if strings.TrimSpace(c.Output.Dir) == "" {
 		bad("output.dir is empty")

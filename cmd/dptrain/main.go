@@ -4,6 +4,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 )
@@ -11,6 +12,10 @@ import (
 func main() {
 	if err := newRootCmd().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "dptrain:", err)
+		var e *exitError
+		if errors.As(err, &e) {
+			os.Exit(e.status)
+		}
 		os.Exit(1)
 	}
 }

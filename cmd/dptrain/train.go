@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/signal"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -20,6 +19,8 @@ func newTrainCmd(a *app) *cobra.Command {
 		config string
 		sets   []string
 		resume bool
+		from   string
+		allow  bool
 		asJSON bool
 		noProg bool
 	)
@@ -30,18 +31,26 @@ func newTrainCmd(a *app) *cobra.Command {
 accountants listed in privacy.accountants report ε after every step in the progress bar and in
 metrics.jsonl / metrics.csv; training stops before the step that would exceed
 privacy.target_epsilon. The output directory receives checkpoint.dpt (atomic, every
-training.checkpoint_every steps), model.dpm (the final model), summary.json and config.yaml.`,
+training.checkpoint_every steps; the last training.keep_checkpoints are kept as
+checkpoint-<step>.dpt), model.dpm (the final model), summary.json and config.yaml.
+
+Ctrl-C (SIGINT) and SIGTERM save a checkpoint and stop with status 130 or 143; continue with
+--resume and the run's own config.yaml.`,
 		Example: `  dptrain train --config configs/quickstart.yaml
   dptrain train --config configs/fmnist-cnn-dpsgd.yaml --set training.epochs=1 --json
-  dptrain train --config configs/quickstart.yaml --resume`,
+  dptrain train --config runs/quickstart/config.yaml --resume
+  dptrain train --config runs/quickstart/config.yaml --resume --allow-changes --set optimizer.learning_rate=0.1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, opts, err := a.loadRun(config, sets, noProg)
 			if err != nil {
 				return err
 			}
-			opts.Resume = resume
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			if (from != "" || allow) && !resume {
+				return fmt.Errorf("--resume-from and --allow-changes continue a run: add --resume")
+			}
+			opts.Resume, opts.ResumeFrom, opts.AllowChanges = resume, from, allow
+			ctx, received, stop := signalContext(cmd.Context())
 			defer stop()
 			t, err := train.New(ctx, cfg, opts)
 			if err != nil {
@@ -51,12 +60,21 @@ training.checkpoint_every steps), model.dpm (the final model), summary.json and 
 			if err != nil {
 				return err
 			}
-			return printSummary(cmd, sum, asJSON)
+			if err := printSummary(cmd, sum, asJSON); err != nil {
+				return err
+			}
+			if sig := received(); sig != nil && sum.Interrupted {
+				return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s: %s; a checkpoint was saved. Continue with:\n  dptrain train --config %s --resume",
+					sig, sum.StoppedEarly, sum.ConfigFile)}
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&config, "config", "", "YAML config file")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a config key: --set optimizer.learning_rate=0.1 (repeatable)")
 	cmd.Flags().BoolVar(&resume, "resume", false, "continue from the checkpoint in output.dir (ε continues, never resets)")
+	cmd.Flags().StringVar(&from, "resume-from", "", "with --resume: continue from this checkpoint file (e.g. an older checkpoint-<step>.dpt) instead of the newest")
+	cmd.Flags().BoolVar(&allow, "allow-changes", false, "with --resume: accept changed keys that do not affect privacy accounting (learning rate, schedule, run length); they are logged and listed in summary.json")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	cmd.Flags().BoolVar(&noProg, "no-progress", false, "do not draw the progress bar")
 	return cmd
@@ -94,6 +112,9 @@ func printSummary(cmd *cobra.Command, s *train.Summary, asJSON bool) error {
 		s.TestAccuracy, s.TestLoss, s.Steps, s.PlannedSteps, s.Epochs, s.SampleRate, s.NoiseMultiplier, s.ClipNorm)
 	if s.StoppedEarly != "" {
 		fmt.Fprintln(out, s.StoppedEarly)
+	}
+	for _, c := range s.ChangedOnResume {
+		fmt.Fprintf(out, "changed on resume (--allow-changes): %s\n", c)
 	}
 	if len(s.Epsilon) > 0 {
 		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)

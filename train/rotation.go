@@ -1,0 +1,109 @@
+package train
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sirupsen/logrus"
+)
+
+// Checkpoint rotation. Every checkpoint is written to its own file, checkpoint-<step>.dpt, and
+// checkpoint.dpt is made to point at the newest (a hard link, or a copy where links are not
+// supported). The newest training.keep_checkpoints step files are kept, so that a damaged
+// newest file still leaves an older one to resume from with --resume-from.
+
+// stepCheckpointName is the file name of the checkpoint taken after step.
+func stepCheckpointName(step int) string { return fmt.Sprintf("checkpoint-%08d.dpt", step) }
+
+// olderCheckpoints lists the step checkpoints in dir, newest first.
+func olderCheckpoints(dir string) []string {
+	m, _ := filepath.Glob(filepath.Join(dir, "checkpoint-[0-9]*.dpt"))
+	slices.Sort(m)
+	slices.Reverse(m)
+	return m
+}
+
+// checkpoint writes the run's state after step and rotates the kept checkpoints.
+func (t *Trainer) checkpoint(step int) error {
+	dir := t.cfg.Output.Dir
+	c, err := t.snapshotCheckpoint(step)
+	if err != nil {
+		return err
+	}
+	stepPath := filepath.Join(dir, stepCheckpointName(step))
+	if err := SaveCheckpoint(stepPath, c); err != nil {
+		return err
+	}
+	latest := filepath.Join(dir, CheckpointFile)
+	tmp := filepath.Join(dir, fmt.Sprintf(".%s.tmp-link-%d", CheckpointFile, time.Now().UnixNano()))
+	if err := os.Link(stepPath, tmp); err == nil {
+		if err := os.Rename(tmp, latest); err != nil {
+			os.Remove(tmp)
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+	} else if err := SaveCheckpoint(latest, c); err != nil {
+		return err
+	}
+	t.lastCheckpoint = latest
+	for _, old := range olderCheckpoints(dir)[min(t.cfg.Training.KeepCheckpoints, len(olderCheckpoints(dir))):] {
+		if err := os.Remove(old); err != nil {
+			t.log.Warnf("could not remove the old checkpoint %s: %v", old, err)
+		}
+	}
+	return nil
+}
+
+// removeStaleTemps deletes the temporary files that writes killed half-way left in dir (the
+// atomic writers' ".NAME.tmp-*" and the model's "model.dpm.tmp*").
+func removeStaleTemps(dir string, log *logrus.Logger) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		n := e.Name()
+		if e.IsDir() || !(strings.HasPrefix(n, ".") && strings.Contains(n, ".tmp-") || strings.HasPrefix(n, ModelFile+".tmp")) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, n)); err == nil {
+			log.Infof("removed %s, left by a write that was killed", n)
+		}
+	}
+}
+
+// lastGood says where the run can be resumed from, for error messages.
+func (t *Trainer) lastGood() string {
+	if t.lastCheckpoint == "" {
+		return "no checkpoint was written yet: the run must start again (training.checkpoint_every sets how often one is written)"
+	}
+	return "the last good checkpoint is " + t.lastCheckpoint
+}
+
+// elapsed is the training time of the run over every session.
+func (t *Trainer) elapsed() float64 {
+	if t.began.IsZero() {
+		return t.elapsedBefore
+	}
+	return t.elapsedBefore + time.Since(t.began).Seconds()
+}
+
+// diverged is the error for a step whose loss, gradient or parameters are not finite; what
+// says which.
+func (t *Trainer) diverged(step int, what string) error {
+	lr := t.cfg.Optimizer.LearningRate
+	return fmt.Errorf("step %d of %d: %s: training diverged. Lower the learning rate, e.g. --set optimizer.learning_rate=%.3g (now %g); %s",
+		step, t.total, what, lr/10, lr, t.lastGood())
+}
+
+// lossNotFinite describes a diverged step for diverged.
+func lossNotFinite(loss float64) string {
+	if math.IsNaN(loss) || math.IsInf(loss, 0) {
+		return fmt.Sprintf("the training loss is not finite (%v)", loss)
+	}
+	return "the model's parameters are not finite"
+}
