@@ -135,7 +135,11 @@ type ScheduleConfig struct {
 
 // PrivacyConfig is the privacy target and the accountants to run live.
 type PrivacyConfig struct {
+	// Delta is δ of the (ε, δ) guarantee; it must be below 1/n for the run's n (a larger δ
+	// allows publishing a few records outright) unless AllowLargeDelta is set.
 	Delta float64 `yaml:"delta"`
+	// AllowLargeDelta accepts δ ≥ 1/n (for experiments that compare with a paper using one).
+	AllowLargeDelta bool `yaml:"allow_large_delta"`
 	// TargetEpsilon, when > 0, stops training before the step that would exceed it (under
 	// StopAccountant) and is the target of noise calibration.
 	TargetEpsilon float64 `yaml:"target_epsilon"`
@@ -238,12 +242,25 @@ func (r *Algorithms) ParseConfig(b []byte, overrides []string) (*Config, error) 
 	if root.Kind == 0 {
 		return nil, errors.New("the file is empty: start from configs/quickstart.yaml")
 	}
-	// Decode the file as written first, so that errors carry the file's own line numbers.
+	// Check and decode the file as written first, so that errors carry its own line numbers.
+	if err := checkDocument(&root); err != nil {
+		return nil, err
+	}
 	cfg := new(Config)
 	if err := decodeStrict(b, cfg); err != nil {
 		return nil, err
 	}
 	if len(overrides) > 0 {
+		set := map[string]string{}
+		for _, o := range overrides {
+			key, _, _ := strings.Cut(o, "=")
+			for _, other := range clearedBy(key) {
+				if prev, ok := set[other]; ok {
+					return nil, fmt.Errorf("--set %s and --set %s: give the run's length once, in epochs or in steps", prev, o)
+				}
+			}
+			set[key] = o
+		}
 		for _, o := range overrides {
 			if err := applyOverride(&root, o); err != nil {
 				return nil, err
@@ -280,9 +297,15 @@ func applyOverride(root *yaml.Node, o string) error {
 	if v.Kind == yaml.DocumentNode && len(v.Content) == 1 {
 		value = v.Content[0]
 	}
+	if err := checkOverride(o, key, value); err != nil {
+		return err
+	}
 	doc := root
 	if doc.Kind == yaml.DocumentNode {
 		doc = doc.Content[0]
+	}
+	for _, other := range clearedBy(key) { // setting epochs clears the file's steps, and so on
+		deleteKey(doc, other)
 	}
 	parts := strings.Split(key, ".")
 	m := doc
@@ -311,6 +334,32 @@ func applyOverride(root *yaml.Node, o string) error {
 		m = next
 	}
 	return nil
+}
+
+// deleteKey removes key.path from a mapping node, if present.
+func deleteKey(m *yaml.Node, key string) {
+	parts := strings.Split(key, ".")
+	for i, p := range parts {
+		if m.Kind != yaml.MappingNode {
+			return
+		}
+		var next *yaml.Node
+		for j := 0; j+1 < len(m.Content); j += 2 {
+			if m.Content[j].Value != p {
+				continue
+			}
+			if i == len(parts)-1 {
+				m.Content = append(m.Content[:j], m.Content[j+2:]...)
+				return
+			}
+			next = m.Content[j+1]
+			break
+		}
+		if next == nil {
+			return
+		}
+		m = next
+	}
 }
 
 func decodeStrict(b []byte, cfg *Config) error {

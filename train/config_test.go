@@ -46,8 +46,15 @@ func TestParseConfigErrors(t *testing.T) {
 		overrides []string
 		want      string // substring of the error
 	}{
-		{"unknown key with line", minimal + "  epoch: 3\n", nil, "line 17: field epoch not found"},
-		{"typo nested", strings.Replace(minimal, "clip_norm", "clipnorm", 1), nil, "field clipnorm not found"},
+		{"unknown key with line", minimal + "  epoch: 3\n", nil, "line 17: unknown key training.epoch: did you mean training.epochs?"},
+		{"typo nested", strings.Replace(minimal, "clip_norm", "clipnorm", 1), nil, "line 11: unknown key optimizer.clipnorm: did you mean optimizer.clip_norm?"},
+		{"fractional integer in the file", strings.Replace(minimal, "batch_size: 256", "batch_size: 1.5", 1), nil, "line 10: optimizer.batch_size = 1.5: must be a whole number"},
+		{"fractional integer in --set", minimal, []string{"optimizer.batch_size=1.5"}, "--set optimizer.batch_size=1.5: optimizer.batch_size = 1.5: must be a whole number"},
+		{"word for an integer in --set", minimal, []string{"training.steps=many"}, "--set training.steps=many: training.steps does not take \"many\""},
+		{"typo in --set", minimal, []string{"optimizer.lerning_rate=1"}, "--set optimizer.lerning_rate=1: unknown key optimizer.lerning_rate: did you mean optimizer.learning_rate?"},
+		{"--set key in another section", minimal, []string{"optimizer.epochs=3"}, "did you mean training.epochs?"},
+		{"epochs and steps both set", minimal, []string{"training.epochs=2", "training.steps=9"}, "give the run's length once"},
+		{"unknown accountant", minimal, []string{"privacy.accountants=[rdp, pdl]"}, "unknown accountant \"pdl\": did you mean pld?"},
 		{"bad delta", minimal, []string{"privacy.delta=2"}, "privacy.delta = 2"},
 		{"auto without target", minimal, []string{"optimizer.noise_multiplier=auto"}, "target_epsilon is not set"},
 		{"noise word", minimal, []string{"optimizer.noise_multiplier=lots"}, "want a number or auto"},
@@ -58,7 +65,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"sgd with target", minimal, []string{"optimizer.algorithm=sgd", "privacy.target_epsilon=3"}, "non-private baseline"},
 		{"no length", minimal, []string{"training.epochs=0"}, "training.epochs > 0"},
 		{"override not kv", minimal, []string{"optimizer.learning_rate"}, "want key.path=value"},
-		{"override into scalar", minimal, []string{"name.x=1"}, "name is not a mapping"},
+		{"override into scalar", minimal, []string{"name.x=1"}, "--set name.x=1: name is a value, not a section"},
 		{"stop not listed", minimal, []string{"privacy.accountants=[rdp]", "privacy.stop_accountant=pld"}, "not among privacy.accountants"},
 		{"features kind", minimal, []string{"data.features.kind=pca"}, "data.features.kind = \"pca\""},
 		{"features scales", minimal, []string{"data.features.kind=scatternet", "data.features.j=9"}, "data.features: j in 1..6"},
@@ -84,5 +91,13 @@ func TestOverrides(t *testing.T) {
 	if cfg.Optimizer.LearningRate != 0.5 || cfg.Privacy.TargetEpsilon != 3 || !cfg.Optimizer.NoiseMultiplier.Auto ||
 		cfg.Training.Steps != 7 || cfg.Privacy.Accountants[0] != "pld" || cfg.Output.Dir != "/tmp/x" {
 		t.Errorf("overrides not applied: %+v", cfg)
+	}
+	// --set training.steps clears the file's training.epochs, and the other way round.
+	if cfg.Training.Epochs != 0 {
+		t.Errorf("--set training.steps=7 left training.epochs = %v from the file", cfg.Training.Epochs)
+	}
+	cfg, err = ParseConfig([]byte(strings.Replace(minimal, "epochs: 1", "steps: 100", 1)), []string{"training.epochs=2"})
+	if err != nil || cfg.Training.Steps != 0 || cfg.Training.Epochs != 2 {
+		t.Errorf("--set training.epochs=2 over a file with steps: %v, steps %d epochs %v", err, cfg.Training.Steps, cfg.Training.Epochs)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/dptrain/dptrain/accounting/modes"
 )
 
 // setDefaults fills the keys a config may leave out; the algorithm's registration gives its
@@ -188,6 +190,11 @@ func (r *Algorithms) Validate(c *Config) error {
 		}
 		if len(p.Accountants) == 0 {
 			bad("privacy.accountants is empty: list at least one, e.g. [rdp]")
+		}
+		for _, name := range p.Accountants {
+			if !slices.Contains(modes.Names(), name) {
+				bad("privacy.accountants: unknown accountant %q%s: want one of %s", name, nearest(name, modes.Names()), strings.Join(modes.Names(), ", "))
+			}
 		}
 		if !oneOf(p.Release, "final", "all-iterates") {
 			bad("privacy.release = %q: want final or all-iterates", p.Release)

@@ -102,6 +102,20 @@ func (f *mechanismFlags) step(sigma float64) (accounting.Step, error) {
 	return s, nil
 }
 
+// deltaWarning says when δ is not below 1/n for the dataset size the flags give (--dataset-size,
+// or --batch-size/--sample-rate): a δ that large allows a mechanism that publishes a few records
+// outright, so the guarantee means little.
+func (f *mechanismFlags) deltaWarning() string {
+	n := float64(f.datasetSize)
+	if n == 0 && f.batch > 0 && f.sampleRate > 0 {
+		n = float64(f.batch) / f.sampleRate
+	}
+	if n > 0 && f.delta >= 1/n {
+		return fmt.Sprintf("--delta %g is not below 1/n = 1/%.0f: with δ ≥ 1/n a mechanism may publish whole records and still meet (ε, δ); use a δ well below 1/n, e.g. %.1g", f.delta, n, math.Pow(10, math.Floor(math.Log10(0.1/n))))
+	}
+	return ""
+}
+
 // run is what the accountants are told about the run: plain SGD, every iterate released.
 func (f *mechanismFlags) run() accounting.Run {
 	return accounting.Run{UpdateRule: "sgd", DatasetSize: f.datasetSize}
@@ -167,6 +181,9 @@ An accountant that cannot account for the described run prints its reason instea
 			s, err := f.step(f.sigma)
 			if err != nil {
 				return err
+			}
+			if w := f.deltaWarning(); w != "" {
+				a.log.Warn(w)
 			}
 			names := []string{f.accountant}
 			if f.accountant == "all" {
@@ -238,6 +255,9 @@ target: the ε it achieves is printed next to it.`,
 			}
 			if _, err := f.step(1); err != nil {
 				return err
+			}
+			if w := f.deltaWarning(); w != "" {
+				a.log.Warn(w)
 			}
 			eps := func(sigma float64) (float64, error) {
 				s, _ := f.step(sigma)

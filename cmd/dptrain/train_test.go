@@ -71,7 +71,7 @@ func TestTrainAndEvalCommands(t *testing.T) {
 		want string
 	}{
 		{[]string{"train"}, "--config FILE is required"},
-		{[]string{"train", "--config", bad}, "field trianing not found"},
+		{[]string{"train", "--config", bad}, "unknown key trianing: did you mean training?"},
 		{[]string{"train", "--config", cfg, "--set", "privacy.delta=0"}, "privacy.delta"},
 		{[]string{"eval", "--model", filepath.Join(dir, "nope.dpm"), "--dataset", "synthetic-mixture"}, "nope.dpm"},
 		{[]string{"eval", "--model", sum.ModelFile, "--dataset", "synthetic-mixture", "--config", cfg}, "one of --dataset NAME or --config FILE"},
