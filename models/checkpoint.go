@@ -25,8 +25,9 @@ import (
 //	24+L        4P    the flat parameter vector, IEEE-754 float32
 //	24+L+4P     32    SHA-256 of every preceding byte
 //
-// Reading checks the magic, the version, the checksum, that the spec builds, and that the
-// count equals the spec's parameter count.
+// Reading checks the magic, the version, that every length fits in the file, the checksum,
+// that the spec's sizes are bounded, that it builds, and that the count equals the spec's
+// parameter count.
 const (
 	paramMagic   = "DPTRNPRM"
 	paramVersion = 1
@@ -63,57 +64,63 @@ func (nw *Network) WriteParams(w io.Writer) error {
 	return nil
 }
 
-// ReadParams reads a parameter file and builds the network it describes.
+// ReadParams reads a parameter file and builds the network it describes. Every size in the
+// file is checked against the bytes actually present, and the checksum is verified, before any
+// memory is allocated for the network: a crafted or damaged file is an error, never an
+// out-of-memory crash.
 func ReadParams(r io.Reader) (*Network, error) {
-	h := sha256.New()
-	tr := io.TeeReader(bufio.NewReader(r), h)
-	var hdr [16]byte
-	if _, err := io.ReadFull(tr, hdr[:]); err != nil {
-		return nil, fmt.Errorf("models: reading parameter header: %w", err)
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("models: reading parameters: %w", err)
 	}
-	if string(hdr[:8]) != paramMagic {
-		return nil, fmt.Errorf("models: not a dptrain parameter file (magic %q, want %q)", hdr[:8], paramMagic)
+	const fixed = 16 + 8 + sha256.Size // header, count, checksum
+	if len(b) < 16 {
+		return nil, fmt.Errorf("models: reading parameter header: the file has %d bytes: it is truncated or not a parameter file", len(b))
 	}
-	if v := binary.LittleEndian.Uint32(hdr[8:12]); v != paramVersion {
+	if string(b[:8]) != paramMagic {
+		return nil, fmt.Errorf("models: not a dptrain parameter file (magic %q, want %q)", b[:8], paramMagic)
+	}
+	if v := binary.LittleEndian.Uint32(b[8:12]); v != paramVersion {
 		return nil, fmt.Errorf("models: parameter file version %d, this build reads version %d", v, paramVersion)
 	}
-	l := binary.LittleEndian.Uint32(hdr[12:16])
-	if l > maxSpecBytes {
-		return nil, fmt.Errorf("models: parameter file spec of %d bytes is implausibly large: the file is corrupt", l)
+	l := uint64(binary.LittleEndian.Uint32(b[12:16]))
+	if l > maxSpecBytes || l > uint64(len(b)) || uint64(len(b)) < fixed+l {
+		return nil, fmt.Errorf("models: the parameter file's spec length %d does not fit in its %d bytes: the file is truncated or corrupt", l, len(b))
 	}
-	specJSON := make([]byte, l)
-	if _, err := io.ReadFull(tr, specJSON); err != nil {
-		return nil, fmt.Errorf("models: reading spec: %w", err)
+	n := binary.LittleEndian.Uint64(b[16+l : 24+l])
+	if want := uint64(len(b)) - fixed - l; n > want/4 || 4*n != want {
+		return nil, fmt.Errorf("models: the file holds %d bytes of parameters but its header promises %d parameters: the file is truncated or corrupt", want, n)
 	}
-	var cnt [8]byte
-	if _, err := io.ReadFull(tr, cnt[:]); err != nil {
-		return nil, fmt.Errorf("models: reading parameter count: %w", err)
+	body, sum := b[:len(b)-sha256.Size], b[len(b)-sha256.Size:]
+	if got := sha256.Sum256(body); !bytes.Equal(got[:], sum) {
+		return nil, errors.New("models: parameter file checksum mismatch: the file is corrupt or truncated")
 	}
 	var spec Spec
-	if err := json.Unmarshal(specJSON, &spec); err != nil {
+	if err := json.Unmarshal(b[16:16+l], &spec); err != nil {
 		return nil, fmt.Errorf("models: decoding spec: %w", err)
+	}
+	// Lay the spec out and bound its sizes before building it.
+	res, err := spec.resolve()
+	if err != nil {
+		return nil, fmt.Errorf("models: the file's spec does not build: %w", err)
+	}
+	p, err := makePlan(res)
+	if err != nil {
+		return nil, fmt.Errorf("models: the file's spec does not build: %w", err)
+	}
+	if err := p.checkSizes(res.input, int(n)); err != nil {
+		return nil, fmt.Errorf("%w: the file holds only %d parameters", err, n)
+	}
+	if uint64(p.nparam) != n {
+		return nil, fmt.Errorf("models: the file holds %d parameters, its spec %q needs %d", n, res.name, p.nparam)
 	}
 	nw, err := newUninitialised(spec)
 	if err != nil {
 		return nil, fmt.Errorf("models: the file's spec does not build: %w", err)
 	}
-	if n := binary.LittleEndian.Uint64(cnt[:]); n != uint64(len(nw.params)) {
-		return nil, fmt.Errorf("models: the file holds %d parameters, its spec %q needs %d", n, nw.Name(), len(nw.params))
-	}
-	buf := make([]byte, 4*len(nw.params))
-	if _, err := io.ReadFull(tr, buf); err != nil {
-		return nil, fmt.Errorf("models: reading %d parameters: %w", len(nw.params), err)
-	}
-	want := h.Sum(nil)
-	var got [sha256.Size]byte
-	if _, err := io.ReadFull(tr, got[:]); err != nil {
-		return nil, fmt.Errorf("models: reading checksum: %w", err)
-	}
-	if !bytes.Equal(got[:], want) {
-		return nil, errors.New("models: parameter file checksum mismatch: the file is corrupt or truncated")
-	}
+	raw := b[24+l : len(b)-sha256.Size]
 	for i := range nw.params {
-		nw.params[i] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:]))
+		nw.params[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
 	}
 	return nw, nil
 }

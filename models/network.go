@@ -103,6 +103,10 @@ func (nw *Network) initParams(rng *rand.Rand) {
 // Spec returns the spec the network was built from.
 func (nw *Network) Spec() Spec { return nw.spec }
 
+// SetPreprocessing records how the network's inputs are prepared (see Spec.Preprocessing); it
+// is saved with the parameters.
+func (nw *Network) SetPreprocessing(p map[string]string) { nw.spec.Preprocessing = p }
+
 // Name is the spec's kind: a preset name, or logreg, mlp, cnn.
 func (nw *Network) Name() string { return nw.res.name }
 

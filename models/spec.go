@@ -21,6 +21,10 @@ type Spec struct {
 	// Chunk is the largest number of samples one graph run processes (0: the kind's default).
 	// Larger batches are processed in chunks, which bounds memory independently of batch size.
 	Chunk int `json:"chunk,omitempty" yaml:"chunk,omitempty"`
+	// Preprocessing records how the inputs were prepared (dataset, normalisation, features),
+	// as the trainer's config keys and values, so that evaluation can prepare its inputs the
+	// same way. This package stores it with the parameters and never reads it.
+	Preprocessing map[string]string `json:"preprocessing,omitempty" yaml:"-"`
 }
 
 // LayerSpec is one layer of a "cnn" Spec.

@@ -18,17 +18,18 @@ import (
 // LoadData reads the config's dataset and applies its preprocessing (normalisation, features,
 // feature-norm bound, subsets) exactly as training does; dptrain eval uses it so a model is
 // evaluated on the inputs it was trained on.
+// The training split may be absent (evaluation needs only the test split).
 func LoadData(ctx context.Context, cfg *Config, log *logrus.Logger) (ds *data.Dataset, train, test *data.Split, err error) {
-	return loadData(ctx, cfg, 0, log)
+	return loadData(ctx, cfg, 0, log, false)
 }
 
-func loadData(ctx context.Context, cfg *Config, seed uint64, log *logrus.Logger) (*data.Dataset, *data.Split, *data.Split, error) {
+func loadData(ctx context.Context, cfg *Config, seed uint64, log *logrus.Logger, needTrain bool) (*data.Dataset, *data.Split, *data.Split, error) {
 	loc := &data.Locator{Dir: cfg.Data.Dir, Seed: seed}
 	ds, err := loc.Load(ctx, cfg.Data.Dataset)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if ds.Train.Len() == 0 {
+	if needTrain && ds.Train.Len() == 0 {
 		return nil, nil, nil, fmt.Errorf("dataset %s at %s has no training split (only test files were found): point data.dir at a directory with the training files, or run dptrain data download --dataset %s",
 			ds.Name, ds.Source, ds.Name)
 	}

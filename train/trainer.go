@@ -116,7 +116,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Trainer, error) {
 	}
 	// Synthetic datasets are generated from the fixed seed 0, whatever the run's seed, so that
 	// every run and dptrain eval see the same data.
-	if t.ds, t.train, t.test, err = loadData(ctx, cfg, 0, t.log); err != nil {
+	if t.ds, t.train, t.test, err = loadData(ctx, cfg, 0, t.log, true); err != nil {
 		return nil, err
 	}
 	if opts.TrainSplit != nil {
@@ -133,6 +133,11 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Trainer, error) {
 	if err := checkModelFits(t.model, t.ds); err != nil {
 		return nil, err
 	}
+	rec, err := PreprocessingRecord(cfg)
+	if err != nil {
+		return nil, err
+	}
+	t.model.SetPreprocessing(rec)
 	n := t.train.Len()
 	o := cfg.Optimizer
 	if d := cfg.Privacy.Delta; o.Algorithm != AlgorithmSGD && d >= 1/float64(n) {

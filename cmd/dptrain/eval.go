@@ -1,13 +1,12 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/train"
 )
@@ -31,25 +30,47 @@ func newEvalCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var ds *data.Dataset
-			if config != "" {
+			rec := nw.Spec().Preprocessing
+			var dc train.DataConfig
+			switch {
+			case config != "":
 				cfg, err := train.LoadConfig(config, nil)
 				if err != nil {
 					return err
 				}
-				var test *data.Split
-				if ds, _, test, err = train.LoadData(cmd.Context(), cfg, a.log); err != nil {
-					return err
+				if rec != nil {
+					given, err := train.PreprocessingRecord(cfg)
+					if err != nil {
+						return err
+					}
+					if diff := train.PreprocessingDiff(rec, given); len(diff) > 0 {
+						return fmt.Errorf("%s was trained with other inputs than %s prepares (recorded in the model → in the config):\n  %s\nevaluate with the model's own run config, or with --dataset %s alone", model, config, strings.Join(diff, "\n  "), rec["data.dataset"])
+					}
 				}
-				ds.Test, dataset = test, ds.Name
-			} else {
-				if ds, err = (&data.Locator{Dir: dir}).Load(context.Background(), dataset); err != nil {
-					return err
+				dc = cfg.Data
+			case rec != nil:
+				if dc, err = train.DataFromRecord(rec); err != nil {
+					return fmt.Errorf("%s: %w", model, err)
 				}
-				if err := ds.Normalize(normalize); err != nil {
-					return err
+				if dataset != dc.Dataset {
+					return fmt.Errorf("%s was trained on %s (the file records it): its accuracy on %s would mean nothing; pass --dataset %s", model, dc.Dataset, dataset, dc.Dataset)
 				}
+				if cmd.Flags().Changed("normalize") && normalize != dc.Normalize {
+					return fmt.Errorf("%s was trained with data.normalize %s (the file records it), not --normalize %s: leave --normalize out, the recorded preprocessing is used", model, dc.Normalize, normalize)
+				}
+			default:
+				a.log.Warnf("%s does not record its preprocessing (written by an older dptrain): assuming --dataset %s with --normalize %s and no features; if the model was trained otherwise, pass --config with the run's config.yaml", model, dataset, normalize)
+				dc = train.DataConfig{Dataset: dataset, Normalize: normalize}
 			}
+			if dir != "" {
+				dc.Dir = dir
+			}
+			dc.TrainSubset, dc.TestSubset = 0, 0
+			ds, _, test, err := train.LoadData(cmd.Context(), &train.Config{Data: dc}, a.log)
+			if err != nil {
+				return err
+			}
+			ds.Test, dataset = test, ds.Name
 			if ds.Test.Len() == 0 {
 				return fmt.Errorf("dataset %s at %s has no test split", ds.Name, ds.Source)
 			}
@@ -70,7 +91,7 @@ func newEvalCmd(a *app) *cobra.Command {
 	cmd.Flags().StringVar(&model, "model", "", "model file written by dptrain train (model.dpm)")
 	cmd.Flags().StringVar(&dataset, "dataset", "", "dataset name")
 	cmd.Flags().StringVar(&dir, "dir", "", "directory holding the dataset's files")
-	cmd.Flags().StringVar(&normalize, "normalize", "standard", "normalisation the model was trained with: standard, unit or none")
+	cmd.Flags().StringVar(&normalize, "normalize", "standard", "normalisation, for models that do not record their preprocessing (older files): standard, unit or none")
 	cmd.Flags().StringVar(&config, "config", "", "training config (e.g. the run's config.yaml): take the dataset and all its preprocessing (features included) from it")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd

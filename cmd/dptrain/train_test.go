@@ -127,3 +127,42 @@ func TestAccountCommands(t *testing.T) {
 		}
 	}
 }
+
+// A model records its preprocessing: eval --dataset uses it (here data.normalize unit, which
+// the --normalize default would get wrong), and refuses a dataset or normalisation that
+// contradicts it.
+func TestEvalUsesRecordedPreprocessing(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.yaml")
+	os.WriteFile(cfg, []byte(synthConfig), 0o644)
+	out, _, err := runDptrain(t, "train", "--config", cfg, "--set", "output.dir="+filepath.Join(dir, "run"), "--set", "data.normalize=unit", "--json", "--no-progress")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		TestAccuracy float64 `json:"test_accuracy"`
+		ModelFile    string  `json:"model_file"`
+	}
+	json.Unmarshal([]byte(out), &sum)
+	out, _, err = runDptrain(t, "eval", "--model", sum.ModelFile, "--dataset", "synthetic-mixture", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev struct{ Accuracy float64 }
+	json.Unmarshal([]byte(out), &ev)
+	if ev.Accuracy != sum.TestAccuracy {
+		t.Errorf("eval --dataset: accuracy %v, training measured %v", ev.Accuracy, sum.TestAccuracy)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--dataset", "synthetic-logreg"}, "was trained on synthetic-mixture"},
+		{[]string{"--dataset", "synthetic-mixture", "--normalize", "standard"}, "was trained with data.normalize unit"},
+		{[]string{"--config", cfg}, "data.normalize: unit → none"},
+	} {
+		if _, _, err := runDptrain(t, append([]string{"eval", "--model", sum.ModelFile}, tc.args...)...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("eval %v: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
