@@ -264,9 +264,9 @@ func TestSaveLoad(t *testing.T) {
 		data []byte
 		want string
 	}{
-		{"count", badCount, "parameters, its spec"},
+		{"count", badCount, "header promises 156 parameters"},
 		{"corrupt", flip, "checksum"},
-		{"truncated", raw[:len(raw)-10], "checksum"},
+		{"truncated", raw[:len(raw)-10], "truncated or corrupt"},
 		{"magic", append([]byte("NOTMODEL"), raw[8:]...), "not a dptrain parameter file"},
 	} {
 		_, err := ReadParams(bytes.NewReader(tc.data))
