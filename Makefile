@@ -19,7 +19,7 @@ else
 TAGS :=
 endif
 
-.PHONY: all deps build test demo bench lint clean
+.PHONY: all deps build test demo bench lint clean fuzz
 
 all: build
 
@@ -76,6 +76,20 @@ bench: build
 		bin/dptrain-gonum bench throughput --model mlp --batch 256 && \
 		bin/dptrain-gonum bench throughput --model cnn --batch 256; \
 	fi
+
+# Fuzz every parser for FUZZTIME each (Go's native fuzzing; one target at a time, as go test
+# requires). A crasher is saved under the package's testdata/fuzz and then runs with the
+# ordinary tests as a regression case: commit it with the fix.
+FUZZTIME ?= 60s
+FUZZ_TARGETS := ./data:FuzzDecodeIDX ./data:FuzzDecodeCIFAR ./data:FuzzCIFARArchive \
+	./train:FuzzParseConfig ./train:FuzzDecodeCheckpoint ./models:FuzzReadParams
+
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz: $$name in $$pkg for $(FUZZTIME)"; \
+		$(GO) test $(TAGS) -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	done
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

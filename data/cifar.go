@@ -152,7 +152,12 @@ func ReadCIFAR10Archive(archive string) (*Dataset, error) {
 		return nil, &FileError{Path: archive, Problem: fmt.Sprintf("cannot open: %v", err), Hint: redownloadHint(cifarName)}
 	}
 	defer f.Close()
-	zr, err := gzip.NewReader(f)
+	return readCIFAR10Archive(f, archive)
+}
+
+// readCIFAR10Archive is ReadCIFAR10Archive on an open stream; archive names it in messages.
+func readCIFAR10Archive(r io.Reader, archive string) (*Dataset, error) {
+	zr, err := gzip.NewReader(r)
 	if err != nil {
 		return nil, fileErrorf(archive, cifarName, "not a gzip archive: %v", err)
 	}
@@ -174,9 +179,9 @@ func ReadCIFAR10Archive(archive string) (*Dataset, error) {
 		if h.Size > 2*10000*cifarRecord {
 			return nil, fileErrorf(archive, cifarName, "member %s announces %d bytes, more than a CIFAR-10 batch file holds", h.Name, h.Size)
 		}
-		b := make([]byte, h.Size)
-		if n, err := io.ReadFull(tr, b); err != nil {
-			return nil, fileErrorf(archive, cifarName, "truncated: member %s announces %d bytes but only %d follow (%v)", h.Name, h.Size, n, err)
+		b, err := readAtMost(tr, h.Size)
+		if int64(len(b)) != h.Size {
+			return nil, fileErrorf(archive, cifarName, "truncated: member %s announces %d bytes but only %d follow (%v)", h.Name, h.Size, len(b), err)
 		}
 		if err := parts.add(base, b, archive+":"+h.Name); err != nil {
 			return nil, err

@@ -35,7 +35,7 @@ func cifarFiles(perBatch int) map[string][]byte {
 	return files
 }
 
-func tarGz(t *testing.T, files map[string][]byte, extra map[string]string) []byte {
+func tarGz(t testing.TB, files map[string][]byte, extra map[string]string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)

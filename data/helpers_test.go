@@ -21,7 +21,7 @@ func idxBytes(dims []int, payload []byte) []byte {
 	return b.Bytes()
 }
 
-func gzipBytes(t *testing.T, raw []byte) []byte {
+func gzipBytes(t testing.TB, raw []byte) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	zw := gzip.NewWriter(&b)

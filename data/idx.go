@@ -88,8 +88,10 @@ func decodeIDX(r io.Reader, path, dataset, what string, ndims int) (*idxFile, er
 			return errf("implausible IDX header: dimensions %v announce more than %d bytes", dims[:i+1], uint64(maxIDXBytes))
 		}
 	}
-	data := make([]byte, total)
-	if n, err := io.ReadFull(src, data); err != nil {
+	// Grow with the bytes actually read: a crafted header announcing a large file must not
+	// allocate it up front.
+	data, err := readAtMost(src, int64(total))
+	if n := len(data); err != nil || uint64(n) != total {
 		if isStreamCorruption(err) {
 			return errf("corrupt gzip data after %d of %d %s bytes: %v", n, total, what, err)
 		}

@@ -1,12 +1,10 @@
 package train
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -115,6 +113,12 @@ func LoadCheckpoint(path string) (*Checkpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
+	return DecodeCheckpoint(b, path)
+}
+
+// DecodeCheckpoint is LoadCheckpoint on the file's bytes; path names it in messages. Every
+// length in the file is checked against the bytes that remain before anything is allocated.
+func DecodeCheckpoint(b []byte, path string) (*Checkpoint, error) {
 	bad := func(what string) error {
 		return fmt.Errorf("checkpoint %s: %s: the file is damaged; resume from an older checkpoint or start again", path, what)
 	}
@@ -125,31 +129,35 @@ func LoadCheckpoint(path string) (*Checkpoint, error) {
 	if got := sha256.Sum256(body); !bytes.Equal(got[:], sum) {
 		return nil, bad("SHA-256 mismatch (truncated or corrupt)")
 	}
-	r := bufio.NewReader(bytes.NewReader(body[8:]))
-	var n uint32
-	binary.Read(r, binary.LittleEndian, &n)
-	hdr := make([]byte, n)
-	if _, err := io.ReadFull(r, hdr); err != nil {
+	rest := body[8:]
+	n := uint64(binary.LittleEndian.Uint32(rest))
+	rest = rest[4:]
+	if n > uint64(len(rest)) {
 		return nil, bad("header truncated")
 	}
 	c := &Checkpoint{Vectors: map[string][]float32{}}
-	if err := json.Unmarshal(hdr, &c.Header); err != nil {
+	if err := json.Unmarshal(rest[:n], &c.Header); err != nil {
 		return nil, bad("header is not valid JSON")
 	}
+	rest = rest[n:]
 	if c.Header.Version != 1 {
 		return nil, fmt.Errorf("checkpoint %s: version %d, this dptrain reads version 1", path, c.Header.Version)
 	}
 	for _, vi := range c.Header.Vectors {
-		if vi.Len < 0 || vi.Len > len(body) {
-			return nil, bad("vector length out of range")
-		}
-		v := make([]float32, vi.Len)
-		if err := binary.Read(r, binary.LittleEndian, v); err != nil {
+		if vi.Len < 0 || vi.Len > len(rest)/4 {
 			return nil, bad("vector " + vi.Name + " truncated")
 		}
+		if _, dup := c.Vectors[vi.Name]; dup {
+			return nil, bad("vector " + vi.Name + " listed twice")
+		}
+		v := make([]float32, vi.Len)
+		for i := range v {
+			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(rest[4*i:]))
+		}
+		rest = rest[4*vi.Len:]
 		c.Vectors[vi.Name] = v
 	}
-	if _, err := r.ReadByte(); !errors.Is(err, io.EOF) {
+	if len(rest) > 0 {
 		return nil, bad("trailing bytes after the last vector")
 	}
 	return c, nil

@@ -27,6 +27,9 @@ type Options struct {
 	// Progress receives the progress bar; nil draws none. Terminal redraws it in place.
 	Progress io.Writer
 	Terminal bool
+	// ProgressWidth is the terminal's width in columns, which the progress line fits (0: no
+	// limit).
+	ProgressWidth int
 	// Resume continues from the checkpoint in the output directory.
 	Resume bool
 	// ResumeFrom, when set with Resume, names the checkpoint file to continue from instead of
@@ -272,7 +275,7 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	defer metrics.Close()
 	hooks := []Hook{metrics}
 	if t.opts.Progress != nil {
-		hooks = append(hooks, NewProgress(t.opts.Progress, t.opts.Terminal, cfg.Training.LogEvery))
+		hooks = append(hooks, NewProgress(t.opts.Progress, t.opts.Terminal, t.opts.ProgressWidth, cfg.Training.LogEvery))
 	}
 	hooks = append(hooks, t.opts.Hooks...)
 
