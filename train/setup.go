@@ -3,6 +3,8 @@ package train
 import (
 	"context"
 	"fmt"
+	"io"
+	"time"
 	"math"
 	"path/filepath"
 
@@ -24,7 +26,12 @@ func LoadData(ctx context.Context, cfg *Config, log *logrus.Logger) (ds *data.Da
 }
 
 func loadData(ctx context.Context, cfg *Config, seed uint64, log *logrus.Logger, needTrain bool) (*data.Dataset, *data.Split, *data.Split, error) {
+	if log == nil {
+		log = logrus.New()
+		log.SetOutput(io.Discard)
+	}
 	loc := &data.Locator{Dir: cfg.Data.Dir, Seed: seed}
+	log.Infof("data: reading %s", cfg.Data.Dataset)
 	ds, err := loc.Load(ctx, cfg.Data.Dataset)
 	if err != nil {
 		return nil, nil, nil, err
@@ -40,11 +47,16 @@ func loadData(ctx context.Context, cfg *Config, seed uint64, log *logrus.Logger,
 		return nil, nil, nil, err
 	}
 	if f := cfg.Data.Features; f.Kind == "scatternet" {
-		opts := scattering.Options{J: f.J, L: f.L, Groups: f.Groups}
+		opts := scattering.Options{J: f.J, L: f.L, Groups: f.Groups, Progress: featureProgress(log)}
 		var out *data.Dataset
 		dir, err := data.DefaultCacheDir()
+		log.Infof("features: %s of %d images (the first time takes minutes; the result is cached)", opts, ds.Train.Len()+ds.Test.Len())
 		if err == nil {
-			out, _, err = scattering.CachedFeatures(ctx, ds, opts, filepath.Join(dir, "features"))
+			var hit bool
+			out, hit, err = scattering.CachedFeatures(ctx, ds, opts, filepath.Join(dir, "features"))
+			if hit {
+				log.Infof("features: read from the cache in %s", filepath.Join(dir, "features"))
+			}
 		} else {
 			out, err = scattering.Features(ctx, ds, opts)
 		}
@@ -157,4 +169,23 @@ func batchInfo(s data.Sampler, bi data.BatchInfo, fixed int) optim.BatchInfo {
 // size is random: never declared, and buffers sized with a margin.
 func poissonScheme(s data.Sampler) bool {
 	return s.Scheme() == data.SchemePoisson || s.Scheme() == data.SchemePoissonWithRejection
+}
+
+// featureProgress logs the feature extraction every 10% of each split, with the time left.
+func featureProgress(log *logrus.Logger) func(split string, done, total int) {
+	var began time.Time
+	next := 0
+	return func(split string, done, total int) {
+		if done == 0 {
+			began, next = time.Now(), 10
+			return
+		}
+		pct := 100 * done / total
+		if pct < next && done != total {
+			return
+		}
+		next = pct/10*10 + 10
+		left := time.Duration(float64(time.Since(began)) * float64(total-done) / float64(done)).Round(time.Second)
+		log.Infof("features: %s split %d%% (%d of %d images), about %s left", split, pct, done, total, left)
+	}
 }

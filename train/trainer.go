@@ -197,6 +197,8 @@ func (t *Trainer) buildOptimizer(sched optim.Schedule) error {
 	if !alg.Private {
 		t.sigma = 0
 	} else if o.NoiseMultiplier.Auto {
+		t.log.Infof("calibrating the noise multiplier to ε = %g (δ = %g) under %s over %d steps",
+			cfg.Privacy.TargetEpsilon, cfg.Privacy.Delta, cfg.Privacy.StopAccountant, t.total)
 		sigma, err := t.calibrate()
 		if err != nil {
 			return err

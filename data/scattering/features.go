@@ -21,6 +21,9 @@ type Options struct {
 	Groups int
 	// Workers is the number of goroutines (0 means GOMAXPROCS).
 	Workers int
+	// Progress, when set, is called as the images are handed out: done of total images of
+	// the split named split ("train" or "test"), about every percent and at the end.
+	Progress func(split string, done, total int)
 }
 
 func (o Options) withDefaults() Options {
@@ -68,7 +71,11 @@ func Features(ctx context.Context, ds *data.Dataset, opts Options) (*data.Datase
 		if *sp.in == nil {
 			continue
 		}
-		o, err := s.split(ctx, *sp.in, inC, shape, opts)
+		name := "train"
+		if sp.out == &out.Test {
+			name = "test"
+		}
+		o, err := s.split(ctx, *sp.in, name, inC, shape, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -77,7 +84,7 @@ func Features(ctx context.Context, ds *data.Dataset, opts Options) (*data.Datase
 	return out, nil
 }
 
-func (s *Scattering) split(ctx context.Context, in *data.Split, inC int, shape []int, opts Options) (*data.Split, error) {
+func (s *Scattering) split(ctx context.Context, in *data.Split, name string, inC int, shape []int, opts Options) (*data.Split, error) {
 	d := shape[0] * shape[1] * shape[2]
 	out := &data.Split{X: make([]float32, in.N*d), Y: in.Y, N: in.N, D: d}
 	var wg sync.WaitGroup
@@ -97,8 +104,12 @@ func (s *Scattering) split(ctx context.Context, in *data.Split, inC int, shape [
 		}()
 	}
 	var err error
+	every := max(1, in.N/100)
 feed:
 	for i := range in.N {
+		if opts.Progress != nil && i%every == 0 {
+			opts.Progress(name, i, in.N)
+		}
 		select {
 		case next <- i:
 		case <-ctx.Done():
@@ -110,6 +121,9 @@ feed:
 	wg.Wait()
 	if err != nil {
 		return nil, fmt.Errorf("scattering: interrupted: %w", err)
+	}
+	if opts.Progress != nil {
+		opts.Progress(name, in.N, in.N)
 	}
 	return out, nil
 }
