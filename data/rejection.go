@@ -33,7 +33,7 @@ func NewPoissonWithRejection(n int, q float64, minBatch int, rng *rand.Rand) (*P
 	below, belowMean := binomialLowerTail(n, q, minBatch)
 	accept := 1 - below
 	if !(accept >= minAcceptance) {
-		return nil, fmt.Errorf("data: rejection threshold %d is reached with probability %.3g by a Poisson batch of mean %.1f; lower the threshold (seed-002 recommends N_B ≤ qn/2)", minBatch, accept, q*float64(n))
+		return nil, fmt.Errorf("data: rejection threshold %d is reached with probability %.3g by a Poisson batch of mean %.1f; lower the threshold, e.g. to at most q·n/2", minBatch, accept, q*float64(n))
 	}
 	return &PoissonWithRejection{poisson: p, minBatch: minBatch, accept: accept,
 		mean: (q*float64(n) - belowMean) / accept}, nil

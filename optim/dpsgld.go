@@ -82,7 +82,8 @@ func (o *DPSGLD) stepSize(k int) (float64, error) {
 	}
 	beta := o.cfg.Constants.Smoothness
 	if !(eta*beta < 1) {
-		return 0, fmt.Errorf("optim: DP-SGLD step size η_%d = %v violates η < 1/β = %v (seed-001 Lemma 3.3: the privacy bound needs it); use η = 1/(2β) = %v or the decreasing schedule", k, eta, 1/beta, 1/(2*beta))
+		// seed-001 Lemma 3.3: the privacy bound needs η < 1/β.
+		return 0, fmt.Errorf("optim: DP-SGLD step size η_%d = %v is not below 1/β = %v, which its privacy bound needs; use η = 1/(2β) = %v or the decreasing schedule", k, eta, 1/beta, 1/(2*beta))
 	}
 	return eta, nil
 }

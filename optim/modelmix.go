@@ -84,7 +84,8 @@ func NewModelMix(cfg ModelMixConfig, noise *Noise) (*ModelMix, error) {
 	case *SGD:
 		wd = r.WeightDecay
 	default:
-		return nil, fmt.Errorf("optim: ModelMix cannot use update rule %q: its state would carry the hidden noisy gradients across steps, which Theorem 4.1 does not cover (seed-003 §4.11); use sgd", r.Name())
+		// seed-003 §4.11: Theorem 4.1 does not cover state carried across steps.
+		return nil, fmt.Errorf("optim: ModelMix cannot use update rule %q: its state would carry the hidden noisy gradients across steps, which ModelMix's guarantee does not cover; use sgd", r.Name())
 	}
 	o := &ModelMix{cfg: cfg, wd: wd, noise: noise}
 	if _, _, err := o.rates(0); err != nil {
@@ -123,7 +124,8 @@ func (o *ModelMix) Steps() int { return o.k }
 // sum is divided by the fixed n·q, never by the realised batch size.
 func (o *ModelMix) Step(m GradientOracle, b Batch, info BatchInfo) (Result, error) {
 	if info.Sampling != accounting.Poisson {
-		return Result{}, fmt.Errorf("optim: ModelMix needs Poisson sampling (seed-003 §4.11 item 5), got %q", info.Sampling)
+		// seed-003 §4.11 item 5: Theorem 4.1 assumes Poisson sampling.
+		return Result{}, fmt.Errorf("optim: ModelMix needs Poisson sampling (optimizer.sampling: poisson), got %q", info.Sampling)
 	}
 	if info.Neighbouring != "" && info.Neighbouring != accounting.AddRemove {
 		return Result{}, fmt.Errorf("optim: ModelMix's guarantee is for add/remove neighbours, got %q", info.Neighbouring)

@@ -19,7 +19,7 @@ type live struct {
 func newLive(names []string, run accounting.Run) (*live, error) {
 	l, err := accounting.NewLive(names, func(name string) (accounting.Accountant, error) { return modes.New(name, run) })
 	if err != nil {
-		return nil, fmt.Errorf("privacy.accountants: %w (remove it from the list, or change the run so that its assumptions hold)", err)
+		return nil, fmt.Errorf("privacy.accountants: %s (remove it from the list, or change the run so that its assumptions hold)", InUserTerms(err.Error(), ConfigTerms))
 	}
 	return &live{l}, nil
 }
@@ -50,7 +50,7 @@ func (l *live) snapshot(delta float64) []ModeEpsilon {
 	for i, g := range gs {
 		out[i] = ModeEpsilon{Mode: l.Names()[i], Label: g.Label, Epsilon: g.Epsilon, Delta: delta, Order: g.Order}
 		if errs[i] != nil {
-			out[i].Epsilon, out[i].Order, out[i].Error = 0, 0, errs[i].Error()
+			out[i].Epsilon, out[i].Order, out[i].Error = 0, 0, InUserTerms(errs[i].Error(), ConfigTerms)
 		}
 	}
 	return out

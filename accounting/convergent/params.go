@@ -26,7 +26,7 @@ var Requirements = []struct {
 	{"Gaussian noise, replace-one neighbours, constant η, σ, K and batch size, the sampling scheme of the theorem (Step)", true},
 	{"shuffled cyclic: b divides n and batch indices run cyclically (ShuffledOnce)", true},
 	{"every step updates the whole model, not one coordinate block (Step.Block == 0)", true},
-	{"the declared L, λ, m and K hold for every per-example loss over the whole domain and every possible data point (not computable for ReLU networks: reading §10 B)", false},
+	{"the declared L, λ, m and K hold for every per-example loss over the whole domain and every possible data point (not computable for ReLU networks)", false}, // seed-004's reading, §10 B
 	{"W_0, the batch sampler and the noise are independent of the data; noise is fresh N(0, σ²I) on all coordinates", false},
 	{"no intermediate iterate, evaluation or checkpoint is released or used for decisions", false},
 }
@@ -264,7 +264,8 @@ func sameConstants(a, b params) error {
 		x, y float64
 	}{{"step size η", a.eta, b.eta}, {"noise σ (η·NoiseStd/b)", a.sigma, b.sigma}, {"gradient bound K", a.k, b.k}} {
 		if math.Abs(c.x-c.y) > relTol*c.x {
-			return fmt.Errorf("%s changed from %v to %v: the Chien & Li bounds need it constant (reading §10 A10)", c.name, c.x, c.y)
+			// seed-004's reading, §10 A10.
+			return fmt.Errorf("%s changed from %v to %v: the Chien & Li bounds need it constant", c.name, c.x, c.y)
 		}
 	}
 	return nil

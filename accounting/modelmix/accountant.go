@@ -93,7 +93,8 @@ func CheckRun(run accounting.Run) error {
 		// §4.11 item 4: momentum and Adam accumulate the hidden noisy gradients, which the
 		// adversary cannot recover from the iterates because the mixing weights are secret, so
 		// the per-step conditional analysis of Theorem 4.1 no longer applies.
-		return fmt.Errorf("modelmix: run update rule %q: Theorem 4.1 covers plain SGD only (no momentum or Adam state carrying noisy gradients, seed-003 §4.11); declare update rule \"sgd\" or use another accountant", run.UpdateRule)
+		// seed-003 §4.11: Theorem 4.1 covers plain SGD only.
+		return fmt.Errorf("modelmix: update rule %q: the guarantee covers plain SGD only (no momentum or Adam state carrying noisy gradients); use update rule sgd or another accountant", run.UpdateRule)
 	}
 	return nil
 }
@@ -111,7 +112,8 @@ func ParamsFromStep(s accounting.Step) (Params, error) {
 	switch s.Sampling {
 	case accounting.Poisson, accounting.FullBatch:
 	default:
-		return Params{}, fmt.Errorf("modelmix: sampling %q: Theorem 4.1 needs Poisson sampling (i.i.d. inclusion with rate q, seed-003 §4.11 item 5); use Poisson sampling or another accountant", s.Sampling)
+		// seed-003 §4.11 item 5: Theorem 4.1 needs Poisson sampling.
+		return Params{}, fmt.Errorf("modelmix: sampling %q: the guarantee needs Poisson sampling (each example included independently with rate q); use poisson sampling or another accountant", s.Sampling)
 	}
 	switch s.Neighbouring {
 	case "", accounting.AddRemove:

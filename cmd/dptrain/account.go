@@ -198,9 +198,9 @@ An accountant that cannot account for the described run prints its reason instea
 			for _, name := range names {
 				g, err := accountFor(name, f.run(), s, f.delta)
 				if err != nil {
-					errs = append(errs, fmt.Errorf("%s: %w", name, err))
+					errs = append(errs, fmt.Errorf("%s: %s", name, inFlags(err.Error())))
 					if !f.json {
-						fmt.Fprintf(tw, "%s\tn/a\t%g\t\t(%v)\n", name, f.delta, err)
+						fmt.Fprintf(tw, "%s\tn/a\t%g\t\t(%s)\n", name, f.delta, inFlags(err.Error()))
 					}
 					continue
 				}

@@ -314,7 +314,7 @@ func evaluate(name string, run accounting.Run, base accounting.Step, sched block
 	row := compareRow{Mode: name, Delta: delta}
 	acc, err := compareModes.build(name, run)
 	if err != nil {
-		row.Reason = err.Error()
+		row.Reason = inFlags(err.Error())
 		return row
 	}
 	perEpoch := 0
@@ -336,14 +336,14 @@ func evaluate(name string, run accounting.Run, base accounting.Step, sched block
 				s.Block = (base.Block + done/run) % sched.blocks
 			}
 			if err := acc.Compose(s); err != nil {
-				row.Reason = fmt.Sprintf("step %d: %v", done+1, err)
+				row.Reason = fmt.Sprintf("step %d: %s", done+1, inFlags(err.Error()))
 				return row
 			}
 			done += s.Count
 		}
 		g, err := acc.Epsilon(delta)
 		if err != nil {
-			row.Reason = fmt.Sprintf("after %d steps: %v", t, err)
+			row.Reason = fmt.Sprintf("after %d steps: %s", t, inFlags(err.Error()))
 			return row
 		}
 		if math.IsNaN(g.Epsilon) || math.IsInf(g.Epsilon, 0) {
