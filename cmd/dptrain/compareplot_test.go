@@ -1,0 +1,73 @@
+package main
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/plot"
+
+	"github.com/dptrain/dptrain/accounting"
+)
+
+// Coinciding curves are drawn once and named together; a curve far above the others is
+// listed as off scale.
+func TestGroupCurves(t *testing.T) {
+	curve := func(scale float64) []comparePoint {
+		return []comparePoint{{100, 0.5 * scale}, {200, 0.8 * scale}, {300, scale}}
+	}
+	r := compareReport{Modes: []compareRow{
+		{Mode: "rdp", Label: accounting.Certified, Applicable: true, curve: curve(3)},
+		{Mode: "pld", Label: accounting.Certified, Applicable: true, curve: curve(2)},
+		{Mode: "mbcd", Label: accounting.Paper, Applicable: true, curve: curve(5000)},
+		{Mode: "mbcd-certified", Label: accounting.Certified, Applicable: true, curve: curve(5000)},
+		{Mode: "gdp", Applicable: false},
+	}, Best: &compareRow{Mode: "best", curve: curve(2)}}
+	got := groupCurves(r)
+	var names []string
+	var off []bool
+	for _, s := range got {
+		names = append(names, strings.Join(s.names, " = "))
+		off = append(off, s.offScale)
+	}
+	want := []string{"rdp (certified)", "pld (certified) = best certified (pointwise minimum)", "mbcd (paper) = mbcd-certified (certified)"}
+	if !slices.Equal(names, want) || !slices.Equal(off, []bool{false, false, true}) {
+		t.Errorf("series %q off scale %v, want %q and [false false true]", names, off, want)
+	}
+}
+
+func TestPlotAxisTicks(t *testing.T) {
+	for _, tc := range []struct {
+		lo, hi float64
+		want   []string
+	}{
+		{0, 20000, []string{"0", "5000", "10000", "15000", "20000"}},
+		{0, 400, []string{"0", "100", "200", "300", "400"}},
+		{0, 1172, []string{"0", "200", "400", "600", "800", "1000"}},
+	} {
+		var labels []string
+		for _, tk := range (roundTicks{}).Ticks(tc.lo, tc.hi) {
+			if tk.Label != "" {
+				labels = append(labels, tk.Label)
+			}
+		}
+		if !slices.Equal(labels, tc.want) {
+			t.Errorf("x ticks over [%v, %v]: %q, want %q", tc.lo, tc.hi, labels, tc.want)
+		}
+	}
+	for _, tc := range []struct{ lo, hi, wantLo, wantHi float64 }{
+		{0.21, 3.224, 0.2, 5}, {0.5, 1, 0.5, 1}, {0.003, 8190, 0.002, 10000},
+	} {
+		lo, hi := logEnds(tc.lo, tc.hi)
+		if math.Abs(lo-tc.wantLo) > 1e-12 || math.Abs(hi-tc.wantHi) > 1e-9 {
+			t.Errorf("log ends of [%v, %v]: [%v, %v], want [%v, %v]", tc.lo, tc.hi, lo, hi, tc.wantLo, tc.wantHi)
+		}
+		ticks := (logTicks125{}).Ticks(lo, hi)
+		for _, end := range []float64{lo, hi} {
+			if !slices.ContainsFunc(ticks, func(tk plot.Tick) bool { return tk.Label != "" && math.Abs(tk.Value-end) <= 1e-9*end }) {
+				t.Errorf("log axis [%v, %v]: end %v unlabelled: %+v", lo, hi, end, ticks)
+			}
+		}
+	}
+}
