@@ -157,7 +157,7 @@ func TestEvalUsesRecordedPreprocessing(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--dataset", "synthetic-logreg"}, "was trained on synthetic-mixture"},
+		{[]string{"--dataset", "synthetic-logistic"}, "was trained on synthetic-mixture"},
 		{[]string{"--dataset", "synthetic-mixture", "--normalize", "standard"}, "was trained with data.normalize unit"},
 		{[]string{"--config", cfg}, "data.normalize: unit → none"},
 	} {
