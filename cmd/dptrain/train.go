@@ -34,6 +34,10 @@ privacy.target_epsilon. The output directory receives checkpoint.dpt (atomic, ev
 training.checkpoint_every steps; the last training.keep_checkpoints are kept as
 checkpoint-<step>.dpt), model.dpm (the final model), summary.json and config.yaml.
 
+The progress line fits the terminal: on a narrow one it drops the bar, the epoch and the
+accuracies first and abbreviates the labels (c = certified, p = paper, ~ = approximate); ε of
+every accountant is always shown, the last value computed until the next.
+
 Ctrl-C (SIGINT) and SIGTERM save a checkpoint and stop with status 130 or 143; continue with
 --resume and the run's own config.yaml.`,
 		Example: `  dptrain train --config configs/quickstart.yaml
