@@ -26,11 +26,18 @@ func clipNormRun(e Env) accounting.Run {
 	return accounting.Run{DatasetSize: e.DatasetSize, Convexity: accounting.NonConvex, Lipschitz: e.Config.Optimizer.ClipNorm}
 }
 
+// updateKeys are the keys that only post-process DP-SGD's privatised gradients (its records
+// carry no step size): the learning rate, its schedule, the update rule's constants and the
+// run's length.
+var updateKeys = []string{"optimizer.learning_rate", "optimizer.schedule.", "optimizer.momentum", "optimizer.beta1",
+	"optimizer.beta2", "optimizer.adam_eps", "optimizer.weight_decay", "training.epochs", "training.steps"}
+
 // dpsgdAlgorithm is DP-SGD (Abadi et al. 2016; optim.DPSGD) with any update rule.
 func dpsgdAlgorithm() Algorithm {
 	return Algorithm{
 		Name: AlgorithmDPSGD, Private: true, ClipNorm: true,
-		Accountants: []string{"rdp", "pld"},
+		Accountants:    []string{"rdp", "pld"},
+		PostProcessing: updateKeys,
 		Prepare: func(e Env) (Plan, error) {
 			o := e.Config.Optimizer
 			return Plan{
@@ -50,8 +57,9 @@ func dpsgdAlgorithm() Algorithm {
 // sgdAlgorithm is the non-private baseline: DP-SGD's code path with no clipping and no noise.
 func sgdAlgorithm() Algorithm {
 	return Algorithm{
-		Name:     AlgorithmSGD,
-		Sampling: []string{"shuffled", "poisson", "shuffled-once", "without-replacement", "poisson-with-rejection"},
+		Name:           AlgorithmSGD,
+		Sampling:       []string{"shuffled", "poisson", "shuffled-once", "without-replacement", "poisson-with-rejection"},
+		PostProcessing: updateKeys,
 		Prepare: func(e Env) (Plan, error) {
 			o := e.Config.Optimizer
 			return Plan{
@@ -94,7 +102,8 @@ func dpsgldAlgorithm() Algorithm {
 	}
 	return Algorithm{
 		Name: AlgorithmDPSGLD, Private: true,
-		Sampling: []string{"without-replacement"}, SamplingReason: "seed-001, Algorithm 1",
+		// seed-001 Algorithm 1 draws fixed-size batches without replacement.
+		Sampling: []string{"without-replacement"}, SamplingReason: "its guarantee covers fixed-size batches drawn without replacement",
 		Accountants: []string{"sgld", "rdp"},
 		Section:     "dp_sgld", NewSection: func() any { return &SGLDSection{} },
 		Validate: func(c *Config, section any) []error {
@@ -107,7 +116,8 @@ func dpsgldAlgorithm() Algorithm {
 				errs = append(errs, err)
 			}
 			if c.Data.FeatureNorm <= 0 {
-				errs = append(errs, fmt.Errorf("dp-sgld: set data.feature_norm (a public bound R on ‖x‖) so L and β are data-independent (seed-001 §4.5)"))
+				// seed-001 §4.5: L and β must not depend on the data.
+				errs = append(errs, fmt.Errorf("dp-sgld: set data.feature_norm (a public bound R on ‖x‖) so that the loss's constants do not depend on the data"))
 			}
 			return errs
 		},
@@ -127,7 +137,8 @@ func dpsgldAlgorithm() Algorithm {
 			sched := e.Schedule
 			if !s.Decreasing {
 				if lr := e.Config.Optimizer.LearningRate; lr >= 1/c.Smoothness {
-					return Plan{}, fmt.Errorf("dp-sgld: learning_rate %g must be below 1/β = %g (seed-001 Lemma 3.3; β = R_x²/2 + λ from data.feature_norm): lower it, or set optimizer.dp_sgld.decreasing", lr, 1/c.Smoothness)
+					// seed-001 Lemma 3.3.
+					return Plan{}, fmt.Errorf("dp-sgld: optimizer.learning_rate %g must be below 1/β = %g (β = R²/2 + λ with R = data.feature_norm and λ = optimizer.dp_sgld.regularization): lower it, or set optimizer.dp_sgld.decreasing: true", lr, 1/c.Smoothness)
 				}
 			} else {
 				sched = optim.LangevinDecreasing{Smoothness: c.Smoothness, StrongConvexity: c.StrongConvexity}
@@ -184,14 +195,16 @@ type ModelMixSection struct {
 func modelMixAlgorithm() Algorithm {
 	return Algorithm{
 		Name: AlgorithmModelMix, Private: true, ClipNorm: true,
-		Sampling: []string{"poisson"}, SamplingReason: "Theorem 4.1",
+		// seed-003 Theorem 4.1 assumes Poisson sampling.
+		Sampling: []string{"poisson"}, SamplingReason: "ModelMix's guarantee assumes it",
 		Accountants: []string{"modelmix", "rdp"},
 		Section:     "modelmix", NewSection: func() any { return &ModelMixSection{} },
 		Validate: func(c *Config, section any) []error {
 			s := section.(*ModelMixSection)
 			var errs []error
 			if c.Optimizer.Update != "sgd" {
-				errs = append(errs, fmt.Errorf("modelmix: optimizer.update must be sgd: momentum or Adam state breaks ModelMix's guarantee (seed-003 §4.11)"))
+				// seed-003 §4.11.
+				errs = append(errs, fmt.Errorf("modelmix: optimizer.update must be sgd: momentum or Adam state breaks ModelMix's guarantee"))
 			}
 			if err := positive("optimizer.modelmix.gap", s.Gap); err != nil {
 				errs = append(errs, err)

@@ -109,21 +109,17 @@ const (
 // sensitivity of each step, never its step size.
 var compositionModes = []string{"rdp", "pld", "gdp"}
 
-// resumable classifies a canonical key for a run of cfg.
-func resumable(key string, cfg *Config) Resumable {
-	switch key {
-	case "name", "output.dir", "data.dir", "data.test_subset",
-		"training.eval_every", "training.checkpoint_every", "training.log_every",
-		"training.privacy_every", "training.keep_checkpoints":
+// resumable classifies a canonical key for a run of cfg with the algorithms of algs.
+func resumable(key string, cfg *Config, algs *Algorithms) Resumable {
+	if isFree(key) {
 		return Free
 	}
-	// With DP-SGD (or the non-private baseline) and composition accountants only, the learning
-	// rate and the update rule's constants are post-processing of the private gradient, and
-	// the ledger holds what every step released whatever the run's length. Other accountants
-	// read the step size or the planned steps (seed-001 Theorem 3.1, seed-003 Theorem 4.1,
-	// seed-004's shifted divergences): there, every key is fixed.
-	a := cfg.Optimizer.Algorithm
-	if a != AlgorithmDPSGD && a != AlgorithmSGD {
+	// The algorithm's post-processing keys may change, with composition accountants only:
+	// the ledger holds what every step released, whatever the run's length. Other
+	// accountants read the step size or the planned steps (seed-001 Theorem 3.1, seed-003
+	// Theorem 4.1, seed-004's shifted divergences): there, every key is fixed.
+	alg, err := algs.Lookup(cfg.Optimizer.Algorithm)
+	if err != nil {
 		return Fixed
 	}
 	for _, m := range cfg.Privacy.Accountants {
@@ -131,14 +127,23 @@ func resumable(key string, cfg *Config) Resumable {
 			return Fixed
 		}
 	}
-	switch {
-	case key == "training.epochs", key == "training.steps",
-		key == "optimizer.learning_rate", strings.HasPrefix(key, "optimizer.schedule."),
-		key == "optimizer.momentum", key == "optimizer.beta1", key == "optimizer.beta2",
-		key == "optimizer.adam_eps", key == "optimizer.weight_decay":
-		return Changeable
+	for _, k := range alg.PostProcessing {
+		if key == k || strings.HasSuffix(k, ".") && strings.HasPrefix(key, k) {
+			return Changeable
+		}
 	}
 	return Fixed
+}
+
+// isFree reports the keys that never change what a run computes.
+func isFree(key string) bool {
+	switch key {
+	case "name", "output.dir", "data.dir", "data.test_subset",
+		"training.eval_every", "training.checkpoint_every", "training.log_every",
+		"training.privacy_every", "training.keep_checkpoints":
+		return true
+	}
+	return false
 }
 
 // Hash identifies the keys that a resumed run must share with the run that wrote the
@@ -146,7 +151,7 @@ func resumable(key string, cfg *Config) Resumable {
 func (c Canonical) Hash() string {
 	h := sha256.New()
 	for _, k := range slices.Sorted(maps.Keys(c)) {
-		if resumable(k, &Config{}) == Free {
+		if isFree(k) {
 			continue
 		}
 		fmt.Fprintf(h, "%s=%s\n", k, c[k])
@@ -172,8 +177,8 @@ func (k KeyChange) String() string {
 }
 
 // Diff lists the keys whose values differ from old to c, sorted by key, Free keys excluded;
-// cfg is the new run's config, which decides what may change.
-func (c Canonical) Diff(old Canonical, cfg *Config) []KeyChange {
+// cfg is the new run's config and algs its algorithms, which decide what may change.
+func (c Canonical) Diff(old Canonical, cfg *Config, algs *Algorithms) []KeyChange {
 	keys := map[string]bool{}
 	for k := range c {
 		keys[k] = true
@@ -186,7 +191,7 @@ func (c Canonical) Diff(old Canonical, cfg *Config) []KeyChange {
 		if c[k] == old[k] {
 			continue
 		}
-		if r := resumable(k, cfg); r != Free {
+		if r := resumable(k, cfg, algs); r != Free {
 			out = append(out, KeyChange{Key: k, Old: old[k], New: c[k], Kind: r})
 		}
 	}

@@ -38,7 +38,7 @@ func TestSavedConfigHasTheSameHash(t *testing.T) {
 		a, _ := canonicalize(cfg)
 		b, _ := canonicalize(saved)
 		if a.Hash() != b.Hash() {
-			t.Errorf("hash of the saved config %s differs from the original's %s; diff %v", b.Hash(), a.Hash(), b.Diff(a, saved))
+			t.Errorf("hash of the saved config %s differs from the original's %s; diff %v", b.Hash(), a.Hash(), b.Diff(a, saved, Builtin()))
 		}
 	}
 }
@@ -71,7 +71,7 @@ func TestCanonicalDiffClassifiesKeys(t *testing.T) {
 				t.Fatal(err)
 			}
 			now, _ := canonicalize(cfg)
-			got := now.Diff(old, cfg)
+			got := now.Diff(old, cfg, Builtin())
 			if !slices.Equal(got, c.want) {
 				t.Errorf("diff %v, want %v", got, c.want)
 			}

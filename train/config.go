@@ -243,7 +243,7 @@ func (r *Algorithms) ParseConfig(b []byte, overrides []string) (*Config, error) 
 		return nil, errors.New("the file is empty: start from configs/quickstart.yaml")
 	}
 	// Check and decode the file as written first, so that errors carry its own line numbers.
-	if err := checkDocument(&root); err != nil {
+	if err := r.checkDocument(&root); err != nil {
 		return nil, err
 	}
 	cfg := new(Config)
@@ -262,7 +262,7 @@ func (r *Algorithms) ParseConfig(b []byte, overrides []string) (*Config, error) 
 			set[key] = o
 		}
 		for _, o := range overrides {
-			if err := applyOverride(&root, o); err != nil {
+			if err := r.applyOverride(&root, o); err != nil {
 				return nil, err
 			}
 		}
@@ -284,7 +284,7 @@ func (r *Algorithms) ParseConfig(b []byte, overrides []string) (*Config, error) 
 
 // applyOverride sets key.path=value in a YAML document, creating mappings as needed. The value
 // is parsed as YAML, so numbers, booleans, lists ([a, b]) and "auto" work as in a file.
-func applyOverride(root *yaml.Node, o string) error {
+func (r *Algorithms) applyOverride(root *yaml.Node, o string) error {
 	key, val, ok := strings.Cut(o, "=")
 	if !ok || key == "" {
 		return fmt.Errorf("--set %q: want key.path=value, e.g. --set optimizer.learning_rate=0.1", o)
@@ -297,7 +297,7 @@ func applyOverride(root *yaml.Node, o string) error {
 	if v.Kind == yaml.DocumentNode && len(v.Content) == 1 {
 		value = v.Content[0]
 	}
-	if err := checkOverride(o, key, value); err != nil {
+	if err := r.checkOverride(o, key, value); err != nil {
 		return err
 	}
 	doc := root

@@ -46,6 +46,7 @@ func TestParseConfigErrors(t *testing.T) {
 		overrides []string
 		want      string // substring of the error
 	}{
+		{"key in the wrong section", minimal + "  modelmix:\n    gap: 1\n", nil, "line 17: unknown key training.modelmix: did you mean optimizer.modelmix?"},
 		{"unknown key with line", minimal + "  epoch: 3\n", nil, "line 17: unknown key training.epoch: did you mean training.epochs?"},
 		{"typo nested", strings.Replace(minimal, "clip_norm", "clipnorm", 1), nil, "line 11: unknown key optimizer.clipnorm: did you mean optimizer.clip_norm?"},
 		{"fractional integer in the file", strings.Replace(minimal, "batch_size: 256", "batch_size: 1.5", 1), nil, "line 10: optimizer.batch_size = 1.5: must be a whole number"},
@@ -55,6 +56,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"--set key in another section", minimal, []string{"optimizer.epochs=3"}, "did you mean training.epochs?"},
 		{"epochs and steps both set", minimal, []string{"training.epochs=2", "training.steps=9"}, "give the run's length once"},
 		{"unknown accountant", minimal, []string{"privacy.accountants=[rdp, pdl]"}, "unknown accountant \"pdl\": did you mean pld?"},
+		{"fractional integer in an algorithm section", minimal, []string{"optimizer.algorithm=modelmix", "optimizer.modelmix.gap=1", "optimizer.modelmix.linf_parts=1.5"}, "--set optimizer.modelmix.linf_parts=1.5: optimizer.modelmix.linf_parts = 1.5: must be a whole number"},
+		{"typo in an algorithm section in the file", strings.Replace(minimal, "  noise_multiplier: 1.1\n", "  noise_multiplier: 1.1\n  modelmix:\n    gapp: 1\n", 1), nil, "unknown key optimizer.modelmix.gapp: did you mean optimizer.modelmix.gap?"},
 		{"bad delta", minimal, []string{"privacy.delta=2"}, "privacy.delta = 2"},
 		{"auto without target", minimal, []string{"optimizer.noise_multiplier=auto"}, "target_epsilon is not set"},
 		{"noise word", minimal, []string{"optimizer.noise_multiplier=lots"}, "want a number or auto"},

@@ -57,7 +57,7 @@ func TestQuickstartShowsEveryKey(t *testing.T) {
 		}
 	}
 	walk(&root, "")
-	for _, k := range configKeys() {
+	for _, k := range Builtin().configKeys() {
 		if !present[k] {
 			t.Errorf("configs/quickstart.yaml does not show %s", k)
 		}

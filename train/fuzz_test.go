@@ -42,7 +42,7 @@ func FuzzParseConfig(f *testing.F) {
 		a, _ := canonicalize(cfg)
 		b, _ := canonicalize(again)
 		if a.Hash() != b.Hash() {
-			t.Fatalf("the saved form hashes differently: %v", b.Diff(a, again))
+			t.Fatalf("the saved form hashes differently: %v", b.Diff(a, again, Builtin()))
 		}
 	})
 }

@@ -37,12 +37,13 @@ func PreprocessingRecord(cfg *Config) (map[string]string, error) {
 // DataFromRecord rebuilds the data section of a config from a model's preprocessing record,
 // with defaults applied.
 func DataFromRecord(rec map[string]string) (DataConfig, error) {
+	algs := Builtin()
 	root := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 	for _, k := range slices.Sorted(maps.Keys(rec)) {
 		if !isPreprocessingKey(k) {
 			return DataConfig{}, fmt.Errorf("the model's preprocessing record has the key %q, which is not a data key: the file is from another dptrain or damaged", k)
 		}
-		if err := applyOverride(root, k+"="+rec[k]); err != nil {
+		if err := algs.applyOverride(root, k+"="+rec[k]); err != nil {
 			return DataConfig{}, fmt.Errorf("the model's preprocessing record: %w", err)
 		}
 	}
@@ -50,7 +51,7 @@ func DataFromRecord(rec map[string]string) (DataConfig, error) {
 	if err := root.Decode(&cfg); err != nil {
 		return DataConfig{}, fmt.Errorf("the model's preprocessing record: %w", err)
 	}
-	cfg.setDefaults()
+	algs.setDefaults(&cfg)
 	return cfg.Data, nil
 }
 

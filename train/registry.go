@@ -33,6 +33,10 @@ type Algorithm struct {
 	SamplingReason string
 	// Accountants is the default of privacy.accountants.
 	Accountants []string
+	// PostProcessing lists the config keys (a key ending in "." stands for the keys under it)
+	// that only post-process what the algorithm's steps release, as the composition
+	// accountants see it: a resumed run may change them with --allow-changes (see Resumable).
+	PostProcessing []string
 
 	// Section is the key under optimizer: that holds the algorithm's own parameters, and
 	// NewSection returns a pointer to them with their defaults; the section is decoded

@@ -33,7 +33,7 @@ func (t *Trainer) snapshotCheckpoint(step int) (*Checkpoint, error) {
 	}
 	sb, err := t.sampler.MarshalBinary()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	c.Header.Sampler = sb
 	if t.cfg.Seed != nil {
@@ -132,7 +132,7 @@ func (t *Trainer) acceptChanges(path string, h CheckpointHeader) error {
 		return fmt.Errorf("checkpoint %s was written by a run with a different config (hash %s, this config %s) by an older dptrain that did not record the config's keys: resume with the run's own config.yaml, or start a new run in another output.dir",
 			path, h.ConfigHash, t.hash)
 	}
-	changes := t.canon.Diff(h.Config, t.cfg)
+	changes := t.canon.Diff(h.Config, t.cfg, t.algs)
 	var fixed, changeable []string
 	for _, c := range changes {
 		if c.Kind == Fixed {

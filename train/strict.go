@@ -22,15 +22,15 @@ var (
 	unmarshalerTy = reflect.TypeFor[yaml.Unmarshaler]()
 )
 
-// checkDocument walks a parsed YAML document against the Config schema. where prefixes each
-// error ("line 3" for a file is added per node; "--set ..." for an override).
-func checkDocument(root *yaml.Node) error {
+// checkDocument walks a parsed YAML document against the Config schema, with the algorithm
+// sections of r under optimizer; each error carries its line.
+func (r *Algorithms) checkDocument(root *yaml.Node) error {
 	doc := root
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		doc = doc.Content[0]
 	}
 	var errs []error
-	checkNode(doc, configType, "", func(n *yaml.Node, format string, args ...any) {
+	r.checkNode(doc, configType, "", func(n *yaml.Node, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("line %d: %s", n.Line, fmt.Sprintf(format, args...)))
 	})
 	return errors.Join(errs...)
@@ -38,7 +38,21 @@ func checkDocument(root *yaml.Node) error {
 
 type complaint func(n *yaml.Node, format string, args ...any)
 
-func checkNode(n *yaml.Node, t reflect.Type, path string, bad complaint) {
+// sectionType returns the type of the algorithm section called key under path (only
+// optimizer has them).
+func (r *Algorithms) sectionType(path, key string) (reflect.Type, bool) {
+	if r == nil || path != "optimizer" {
+		return nil, false
+	}
+	for _, a := range r.byName {
+		if a.Section == key && a.NewSection != nil {
+			return reflect.TypeOf(a.NewSection()), true
+		}
+	}
+	return nil, false
+}
+
+func (r *Algorithms) checkNode(n *yaml.Node, t reflect.Type, path string, bad complaint) {
 	if n == nil || n.Tag == "!!null" {
 		return
 	}
@@ -56,12 +70,12 @@ func checkNode(n *yaml.Node, t reflect.Type, path string, bad complaint) {
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
-			f, ok := fieldByKey(t, k.Value)
+			ft, ok := r.keyType(t, path, k.Value)
 			if !ok {
-				bad(k, "unknown key %s%s", join(path, k.Value), suggest(path, k.Value))
+				bad(k, "unknown key %s%s", join(path, k.Value), r.suggest(path, k.Value))
 				continue
 			}
-			checkNode(v, f.Type, join(path, k.Value), bad)
+			r.checkNode(v, ft, join(path, k.Value), bad)
 		}
 	case reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
@@ -69,7 +83,7 @@ func checkNode(n *yaml.Node, t reflect.Type, path string, bad complaint) {
 			return
 		}
 		for i, e := range n.Content {
-			checkNode(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i), bad)
+			r.checkNode(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i), bad)
 		}
 	case reflect.Int, reflect.Int64, reflect.Uint64:
 		if n.Kind != yaml.ScalarNode {
@@ -85,19 +99,21 @@ func checkNode(n *yaml.Node, t reflect.Type, path string, bad complaint) {
 	}
 }
 
-// fieldByKey finds the field of struct t whose yaml tag is key.
-func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
+// keyType is the type of key in struct t at path: a field's (by its yaml tag) or an algorithm
+// section's.
+func (r *Algorithms) keyType(t reflect.Type, path, key string) (reflect.Type, bool) {
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if name, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); name == key {
-			return f, true
+		if name, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); name == key && name != "" {
+			return f.Type, true
 		}
 	}
-	return reflect.StructField{}, false
+	return r.sectionType(path, key)
 }
 
-// configKeys lists every key path of the schema, sections included (list elements as path[]).
-func configKeys() []string {
+// configKeys lists every key path of the schema, sections and the algorithm sections of r
+// included (list elements as path[]).
+func (r *Algorithms) configKeys() []string {
 	var out []string
 	var walk func(t reflect.Type, path string)
 	walk = func(t reflect.Type, path string) {
@@ -116,7 +132,15 @@ func configKeys() []string {
 		}
 		for i := range t.NumField() {
 			name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
-			walk(t.Field(i).Type, join(path, name))
+			if name != "" { // the inline map of algorithm sections: below
+				walk(t.Field(i).Type, join(path, name))
+			}
+		}
+		if r != nil && path == "optimizer" {
+			for _, name := range r.sectionNames() {
+				st, _ := r.sectionType(path, name)
+				walk(st, join(path, name))
+			}
 		}
 	}
 	walk(configType, "")
@@ -125,11 +149,11 @@ func configKeys() []string {
 
 // suggest returns ": did you mean K?" for the valid key nearest to the unknown key name under
 // section path (a sibling within a few edits, or the same name in another section), or "".
-func suggest(path, name string) string {
+func (r *Algorithms) suggest(path, name string) string {
 	section := strings.TrimRight(regexpIndex(path), ".")
 	best, bestD := "", maxTypo(name)
 	var elsewhere string
-	for _, k := range configKeys() {
+	for _, k := range r.configKeys() {
 		dir, leaf := "", k
 		if i := strings.LastIndex(k, "."); i >= 0 {
 			dir, leaf = k[:i], k[i+1:]
@@ -211,7 +235,7 @@ func orTop(path string) string {
 
 // checkOverride checks one --set key.path=value against the schema before it is applied, so
 // that its errors name the --set argument rather than a line of the re-serialised document.
-func checkOverride(o, key string, value *yaml.Node) error {
+func (r *Algorithms) checkOverride(o, key string, value *yaml.Node) error {
 	t := configType
 	parts := strings.Split(key, ".")
 	for i, p := range parts {
@@ -221,14 +245,14 @@ func checkOverride(o, key string, value *yaml.Node) error {
 		if t.Kind() != reflect.Struct || reflect.PointerTo(t).Implements(unmarshalerTy) {
 			return fmt.Errorf("--set %s: %s is a value, not a section", o, strings.Join(parts[:i], "."))
 		}
-		f, ok := fieldByKey(t, p)
+		ft, ok := r.keyType(t, strings.Join(parts[:i], "."), p)
 		if !ok {
-			return fmt.Errorf("--set %s: unknown key %s%s", o, join(strings.Join(parts[:i], "."), p), suggest(strings.Join(parts[:i], "."), p))
+			return fmt.Errorf("--set %s: unknown key %s%s", o, join(strings.Join(parts[:i], "."), p), r.suggest(strings.Join(parts[:i], "."), p))
 		}
-		t = f.Type
+		t = ft
 	}
 	var errs []string
-	checkNode(value, t, key, func(_ *yaml.Node, format string, args ...any) {
+	r.checkNode(value, t, key, func(_ *yaml.Node, format string, args ...any) {
 		errs = append(errs, fmt.Sprintf(format, args...))
 	})
 	if len(errs) > 0 {

@@ -167,7 +167,7 @@ func TestToyAlgorithmRegisteredFromTestFile(t *testing.T) {
 	if _, err := reg.ParseConfig([]byte(toyConfig), []string{"optimizer.toy-gd.scale=-1"}); err == nil || !strings.Contains(err.Error(), "optimizer.toy-gd.scale = -1") {
 		t.Errorf("the toy's own validation did not run: %v", err)
 	}
-	if _, err := reg.ParseConfig([]byte(toyConfig), []string{"optimizer.toy-gd.scal=1"}); err == nil || !strings.Contains(err.Error(), "field scal not found") {
+	if _, err := reg.ParseConfig([]byte(toyConfig), []string{"optimizer.toy-gd.scal=1"}); err == nil || !strings.Contains(err.Error(), "unknown key optimizer.toy-gd.scal: did you mean optimizer.toy-gd.scale?") {
 		t.Errorf("a typo in the toy's section was accepted: %v", err)
 	}
 

@@ -143,7 +143,11 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Trainer, error) {
 	t.model.SetPreprocessing(rec)
 	n := t.train.Len()
 	o := cfg.Optimizer
-	if d := cfg.Privacy.Delta; o.Algorithm != AlgorithmSGD && d >= 1/float64(n) {
+	alg, err := t.algs.Lookup(o.Algorithm)
+	if err != nil {
+		return nil, err
+	}
+	if d := cfg.Privacy.Delta; alg.Private && d >= 1/float64(n) {
 		if !cfg.Privacy.AllowLargeDelta {
 			return nil, fmt.Errorf("privacy.delta = %g is not below 1/n = 1/%d for this run's %d training examples: with δ ≥ 1/n a mechanism may publish whole records and still meet (ε, δ). Lower privacy.delta (e.g. %.1g), or set privacy.allow_large_delta: true to keep it",
 				d, n, n, math.Pow(10, math.Floor(math.Log10(0.1/float64(n)))))
