@@ -44,24 +44,12 @@ func TestTrainAndEvalCommands(t *testing.T) {
 	if sum.Steps != 20 || sum.NoiseMultiplier != 1 || len(sum.Epsilon) != 2 || sum.Epsilon[0].Label != "certified" || !(sum.Epsilon[0].Epsilon > 0) {
 		t.Errorf("summary %+v", sum)
 	}
-	out, _, err = runDptrain(t, "eval", "--model", sum.ModelFile, "--dataset", "synthetic-mixture", "--normalize", "none", "--json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ev struct{ Accuracy float64 }
-	json.Unmarshal([]byte(out), &ev)
-	if ev.Accuracy != sum.TestAccuracy {
-		t.Errorf("eval accuracy %v, training summary %v", ev.Accuracy, sum.TestAccuracy)
+	if acc := evalAccuracy(t, "--model", sum.ModelFile, "--dataset", "synthetic-mixture", "--normalize", "none"); acc != sum.TestAccuracy {
+		t.Errorf("eval accuracy %v, training summary %v", acc, sum.TestAccuracy)
 	}
 	// The run's own config.yaml gives the same inputs, preprocessing included.
-	out, _, err = runDptrain(t, "eval", "--model", sum.ModelFile, "--config", filepath.Join(dir, "run", "config.yaml"), "--json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev.Accuracy = -1
-	json.Unmarshal([]byte(out), &ev)
-	if ev.Accuracy != sum.TestAccuracy {
-		t.Errorf("eval --config accuracy %v, training summary %v", ev.Accuracy, sum.TestAccuracy)
+	if acc := evalAccuracy(t, "--model", sum.ModelFile, "--config", filepath.Join(dir, "run", "config.yaml")); acc != sum.TestAccuracy {
+		t.Errorf("eval --config accuracy %v, training summary %v", acc, sum.TestAccuracy)
 	}
 
 	bad := filepath.Join(dir, "bad.yaml")
@@ -144,14 +132,8 @@ func TestEvalUsesRecordedPreprocessing(t *testing.T) {
 		ModelFile    string  `json:"model_file"`
 	}
 	json.Unmarshal([]byte(out), &sum)
-	out, _, err = runDptrain(t, "eval", "--model", sum.ModelFile, "--dataset", "synthetic-mixture", "--json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ev struct{ Accuracy float64 }
-	json.Unmarshal([]byte(out), &ev)
-	if ev.Accuracy != sum.TestAccuracy {
-		t.Errorf("eval --dataset: accuracy %v, training measured %v", ev.Accuracy, sum.TestAccuracy)
+	if acc := evalAccuracy(t, "--model", sum.ModelFile, "--dataset", "synthetic-mixture"); acc != sum.TestAccuracy {
+		t.Errorf("eval --dataset: accuracy %v, training measured %v", acc, sum.TestAccuracy)
 	}
 	for _, tc := range []struct {
 		args []string
@@ -165,4 +147,18 @@ func TestEvalUsesRecordedPreprocessing(t *testing.T) {
 			t.Errorf("eval %v: %v, want %q", tc.args, err, tc.want)
 		}
 	}
+}
+
+// evalAccuracy runs dptrain eval --json with args and returns the accuracy it prints.
+func evalAccuracy(t *testing.T, args ...string) float64 {
+	t.Helper()
+	out, _, err := runDptrain(t, append(append([]string{"eval"}, args...), "--json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := struct{ Accuracy float64 }{-1}
+	if err := json.Unmarshal([]byte(out), &ev); err != nil {
+		t.Fatalf("eval --json printed %q: %v", out, err)
+	}
+	return ev.Accuracy
 }
