@@ -58,6 +58,9 @@ Ctrl-C (SIGINT) and SIGTERM save a checkpoint and stop with status 130 or 143; c
 			defer stop()
 			t, err := train.New(ctx, cfg, opts)
 			if err != nil {
+				if sig := received(); sig != nil {
+					return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s while preparing the run (%v): training had not started, so there is nothing to resume; run the same command again", sig, err)}
+				}
 				return err
 			}
 			sum, err := t.Run(ctx)
