@@ -18,7 +18,7 @@ import (
 type Progress struct {
 	w        io.Writer
 	terminal bool
-	width    int // the terminal's columns; 0: no limit
+	width    func() int // the terminal's columns, asked at every redraw (it may be resized); nil or 0: no limit
 	every    int
 	last     time.Time
 	privacy  []ModeEpsilon // the latest ε per mode, shown until the next snapshot
@@ -27,9 +27,9 @@ type Progress struct {
 	beganStep int
 }
 
-// NewProgress writes to w; terminal selects in-place redrawing, width (columns, 0 for no
-// limit) the longest line drawn.
-func NewProgress(w io.Writer, terminal bool, width, every int) *Progress {
+// NewProgress writes to w; terminal selects in-place redrawing, width (the terminal's columns,
+// nil or 0 for no limit) the longest line drawn.
+func NewProgress(w io.Writer, terminal bool, width func() int, every int) *Progress {
 	if every < 1 {
 		every = 1
 	}
@@ -55,16 +55,23 @@ func (p *Progress) AfterStep(s *StepInfo) error {
 			return nil
 		}
 		p.last = now
-		fmt.Fprintf(p.w, "\r\033[K%s", progressLine(s, p.privacy, rate, p.width))
+		fmt.Fprintf(p.w, "\r\033[K%s", progressLine(s, p.privacy, rate, p.columns()))
 		if final {
 			fmt.Fprintln(p.w)
 		}
 		return nil
 	}
 	if s.Step%p.every == 0 || final || s.Test != nil {
-		fmt.Fprintln(p.w, progressLine(s, p.privacy, rate, p.width))
+		fmt.Fprintln(p.w, progressLine(s, p.privacy, rate, p.columns()))
 	}
 	return nil
+}
+
+func (p *Progress) columns() int {
+	if p.width == nil {
+		return 0
+	}
+	return p.width()
 }
 
 // part is one piece of the progress line; lower drop values are dropped first when the line

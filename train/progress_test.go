@@ -42,11 +42,34 @@ func TestProgressLineFitsTheTerminal(t *testing.T) {
 // Each refresh shows the last ε of every mode, also at steps where ε was not recomputed.
 func TestProgressKeepsLastEpsilon(t *testing.T) {
 	var b bytes.Buffer
-	p := NewProgress(&b, false, 0, 1)
+	p := NewProgress(&b, false, nil, 1)
 	p.AfterStep(&StepInfo{Step: 1, TotalSteps: 3, Privacy: []ModeEpsilon{{Mode: "pld", Label: accounting.Certified, Epsilon: 0.5}}})
 	p.AfterStep(&StepInfo{Step: 2, TotalSteps: 3})
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	if len(lines) != 2 || !strings.Contains(lines[1], "ε[pld,certified]=0.500") {
 		t.Errorf("lines %q: the second lacks the last ε", lines)
+	}
+}
+
+// On a terminal the line is redrawn in place and follows a resize.
+func TestProgressFollowsTerminalResize(t *testing.T) {
+	var b bytes.Buffer
+	width := 70
+	p := NewProgress(&b, true, func() int { return width }, 1)
+	privacy := []ModeEpsilon{{Mode: "rdp", Label: accounting.Certified, Epsilon: 1.25}, {Mode: "pld", Label: accounting.Certified, Epsilon: 0.75}}
+	p.AfterStep(&StepInfo{Step: 1, TotalSteps: 2, Loss: 0.5, Accuracy: 0.5, Privacy: privacy})
+	width = 200
+	p.AfterStep(&StepInfo{Step: 2, TotalSteps: 2, Loss: 0.5, Accuracy: 0.5})
+	draws := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\r\033[K")
+	if len(draws) != 3 || draws[0] != "" {
+		t.Fatalf("draws %q", draws)
+	}
+	for i, w := range []int{70, 200} {
+		if n := utf8.RuneCountInString(draws[i+1]); n > w || !strings.Contains(draws[i+1], "ε[pld,") {
+			t.Errorf("draw %d (%d columns, terminal %d): %q", i+1, n, w, draws[i+1])
+		}
+	}
+	if !strings.Contains(draws[2], "acc 0.500") || strings.Contains(draws[1], "acc 0.500") {
+		t.Errorf("the wide redraw should show the accuracy the narrow one dropped: %q / %q", draws[1], draws[2])
 	}
 }

@@ -27,9 +27,9 @@ type Options struct {
 	// Progress receives the progress bar; nil draws none. Terminal redraws it in place.
 	Progress io.Writer
 	Terminal bool
-	// ProgressWidth is the terminal's width in columns, which the progress line fits (0: no
-	// limit).
-	ProgressWidth int
+	// ProgressWidth returns the terminal's width in columns, which the progress line fits; it
+	// is asked at every redraw, so a resized terminal is followed (nil or 0: no limit).
+	ProgressWidth func() int
 	// Resume continues from the checkpoint in the output directory.
 	Resume bool
 	// ResumeFrom, when set with Resume, names the checkpoint file to continue from instead of

@@ -88,7 +88,7 @@ Ctrl-C (SIGINT) and SIGTERM save a checkpoint and stop with status 130 or 143; c
 }
 
 // loadRun reads --config with its --set overrides and returns the trainer's options: the
-// logger, and the progress bar on stderr unless --no-progress.
+// logger, and the progress bar on stderr unless --no-progress (fitted to the terminal's width).
 func (a *app) loadRun(config string, sets []string, noProg bool) (*train.Config, train.Options, error) {
 	if config == "" {
 		return nil, train.Options{}, fmt.Errorf("--config FILE is required (start from configs/quickstart.yaml)")
@@ -102,6 +102,15 @@ func (a *app) loadRun(config string, sets []string, noProg bool) (*train.Config,
 		opts.Progress = a.errw
 		if f, ok := a.errw.(*os.File); ok {
 			opts.Terminal = term.IsTerminal(int(f.Fd()))
+			if opts.Terminal {
+				opts.ProgressWidth = func() int { // asked at every redraw: resizes are followed
+					w, _, err := term.GetSize(int(f.Fd()))
+					if err != nil {
+						return 0
+					}
+					return w
+				}
+			}
 		}
 	}
 	return cfg, opts, nil
