@@ -70,6 +70,9 @@ and --neighbouring replace-one, and their loss constants (--lipschitz, --smoothn
 					return err
 				}
 			}
+			if w := (&mechanismFlags{delta: o.delta, datasetSize: o.datasetSize, batch: o.batchSize, sampleRate: o.sampleRate}).deltaWarning(); w != "" {
+				a.log.Warn(w)
+			}
 			return runCompare(a.out, o)
 		},
 	}
