@@ -86,18 +86,41 @@ func (r *Algorithms) checkNode(n *yaml.Node, t reflect.Type, path string, bad co
 			r.checkNode(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i), bad)
 		}
 	case reflect.Int, reflect.Int64, reflect.Uint64:
-		if n.Kind != yaml.ScalarNode {
-			bad(n, "%s must be a whole number", path)
-			return
-		}
-		if n.Tag == "!!float" {
+		switch {
+		case n.Kind != yaml.ScalarNode || n.Tag != "!!int" && n.Tag != "!!float":
+			bad(n, "%s = %s: must be a whole number", path, describe(n))
+		case n.Tag == "!!float":
 			f, err := strconv.ParseFloat(n.Value, 64)
 			if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
 				bad(n, "%s = %s: must be a whole number", path, n.Value)
 			}
 		}
+	case reflect.Float64:
+		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" && n.Tag != "!!float" {
+			bad(n, "%s = %s: must be a number", path, describe(n))
+		}
+	case reflect.Bool:
+		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
+			bad(n, "%s = %s: must be true or false", path, describe(n))
+		}
+	case reflect.String:
+		if n.Kind != yaml.ScalarNode {
+			bad(n, "%s = %s: must be a single value, not a list or a section", path, describe(n))
+		}
 	}
 }
+
+// describe renders a node for messages: its value, or what kind of node it is.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a section"
+	}
+	return strconv.Quote(n.Value)
+}
+
 
 // keyType is the type of key in struct t at path: a field's (by its yaml tag) or an algorithm
 // section's.
