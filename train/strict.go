@@ -121,7 +121,6 @@ func describe(n *yaml.Node) string {
 	return strconv.Quote(n.Value)
 }
 
-
 // keyType is the type of key in struct t at path: a field's (by its yaml tag) or an algorithm
 // section's.
 func (r *Algorithms) keyType(t reflect.Type, path, key string) (reflect.Type, bool) {
