@@ -54,6 +54,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"word for an integer in --set", minimal, []string{"training.steps=many"}, "--set training.steps=many: training.steps = \"many\": must be a whole number"},
 		{"word for a number in the file", strings.Replace(minimal, "clip_norm: 1", "clip_norm: one", 1), nil, "line 11: optimizer.clip_norm = \"one\": must be a number"},
 		{"list for a name", minimal, []string{"name=[a, b]"}, "--set name=[a, b]: name = a list: must be a single value"},
+		{"negative seed", minimal, []string{"seed=-1"}, "--set seed=-1: seed = -1: must not be negative"},
 		{"typo in --set", minimal, []string{"optimizer.lerning_rate=1"}, "--set optimizer.lerning_rate=1: unknown key optimizer.lerning_rate: did you mean optimizer.learning_rate?"},
 		{"--set key in another section", minimal, []string{"optimizer.epochs=3"}, "did you mean training.epochs?"},
 		{"epochs and steps both set", minimal, []string{"training.epochs=2", "training.steps=9"}, "give the run's length once"},

@@ -94,6 +94,8 @@ func (r *Algorithms) checkNode(n *yaml.Node, t reflect.Type, path string, bad co
 			if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
 				bad(n, "%s = %s: must be a whole number", path, n.Value)
 			}
+		case t.Kind() == reflect.Uint64 && strings.HasPrefix(strings.TrimSpace(n.Value), "-"):
+			bad(n, "%s = %s: must not be negative", path, n.Value)
 		}
 	case reflect.Float64:
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" && n.Tag != "!!float" {
