@@ -80,34 +80,7 @@ func (op poolOp) Do(in ...G.Value) (G.Value, error) {
 	n, c, h, w := s[0], s[1], s[2], s[3]
 	oh, ow := op.outHW(h, w)
 	y := make([]float32, n*c*oh*ow)
-	inv := 1 / float32(op.k*op.k)
-	for pl := 0; pl < n*c; pl++ {
-		xp, yp := x[pl*h*w:(pl+1)*h*w], y[pl*oh*ow:(pl+1)*oh*ow]
-		for i := 0; i < oh; i++ {
-			for j := 0; j < ow; j++ {
-				var acc float32
-				if op.max {
-					acc = float32(math.Inf(-1))
-				}
-				for a := 0; a < op.k; a++ {
-					row := xp[(i*op.s+a)*w+j*op.s:]
-					for b := 0; b < op.k; b++ {
-						if op.max {
-							if row[b] > acc {
-								acc = row[b]
-							}
-						} else {
-							acc += row[b]
-						}
-					}
-				}
-				if !op.max {
-					acc *= inv
-				}
-				yp[i*ow+j] = acc
-			}
-		}
-	}
+	op.forward(x, y, n*c, h, w, 0)
 	return tensor.New(tensor.WithBacking(y), tensor.WithShape(n, c, oh, ow)), nil
 }
 func (op poolOp) ReturnsPtr() bool      { return false }
@@ -149,36 +122,8 @@ func (op poolDiffOp) Do(in ...G.Value) (G.Value, error) {
 	}
 	s := shapeOf(in[0])
 	n, c, h, w := s[0], s[1], s[2], s[3]
-	oh, ow := op.outHW(h, w)
 	dx := make([]float32, len(x))
-	inv := 1 / float32(op.k*op.k)
-	for pl := 0; pl < n*c; pl++ {
-		xp, dxp, dyp := x[pl*h*w:(pl+1)*h*w], dx[pl*h*w:(pl+1)*h*w], dy[pl*oh*ow:(pl+1)*oh*ow]
-		for i := 0; i < oh; i++ {
-			for j := 0; j < ow; j++ {
-				g := dyp[i*ow+j]
-				if op.max {
-					best, bi := float32(math.Inf(-1)), -1
-					for a := 0; a < op.k; a++ {
-						for b := 0; b < op.k; b++ {
-							idx := (i*op.s+a)*w + j*op.s + b
-							if xp[idx] > best || bi < 0 {
-								best, bi = xp[idx], idx
-							}
-						}
-					}
-					dxp[bi] += g
-					continue
-				}
-				for a := 0; a < op.k; a++ {
-					row := dxp[(i*op.s+a)*w+j*op.s:]
-					for b := 0; b < op.k; b++ {
-						row[b] += g * inv
-					}
-				}
-			}
-		}
-	}
+	op.backward(x, dy, dx, n*c, h, w, 0)
 	return tensor.New(tensor.WithBacking(dx), tensor.WithShape(s.Clone()...)), nil
 }
 func (op poolDiffOp) ReturnsPtr() bool      { return false }

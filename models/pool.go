@@ -1,0 +1,228 @@
+package models
+
+import (
+	"math"
+	"runtime"
+	"sync"
+)
+
+// Pooling kernels on (N, C, H, W) data, shared by poolOp and poolDiffOp (ops.go). Every
+// (sample, channel) plane is pooled independently, so the planes are split across goroutines:
+// each plane is computed by exactly one goroutine with the same instructions whatever the
+// split, and the results are bit-identical for any number of workers (pool_test.go checks it).
+
+// minPlaneWork is the number of input elements below which a pooling call stays on one
+// goroutine: starting a goroutine costs about a microsecond, pooling one element a nanosecond.
+const minPlaneWork = 1 << 15
+
+// forPlanes calls f on consecutive ranges [lo, hi) of planes that together cover [0, planes),
+// on up to workers goroutines (workers ≤ 0: GOMAXPROCS), and returns when all have returned.
+// planeSize is the number of elements a plane holds, used to keep small calls serial.
+func forPlanes(planes, planeSize, workers int, f func(lo, hi int)) {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, planes, max(1, planes*planeSize/minPlaneWork))
+	if workers <= 1 {
+		f(0, planes)
+		return
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := planes*w/workers, planes*(w+1)/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(lo, hi)
+		}()
+	}
+	wg.Wait()
+}
+
+// forward writes the pooled planes of x (n·c planes of h×w) to y (planes of oh×ow).
+func (p pool2d) forward(x, y []float32, planes, h, w, workers int) {
+	oh, ow := p.outHW(h, w)
+	forPlanes(planes, h*w, workers, func(lo, hi int) {
+		for pl := lo; pl < hi; pl++ {
+			xp, yp := x[pl*h*w:(pl+1)*h*w], y[pl*oh*ow:(pl+1)*oh*ow]
+			switch {
+			case p.max && p.k == 2 && p.s == 1:
+				maxPlane2(xp, yp, w, oh, ow)
+			case p.max:
+				p.maxPlane(xp, yp, w, oh, ow)
+			default:
+				p.avgPlane(xp, yp, w, oh, ow)
+			}
+		}
+	})
+}
+
+// maxPlane is max pooling of one plane: the largest element of each window, NaNs ignored
+// (−Inf for a window of NaNs only), as a strict comparison from −Inf gives.
+func (p pool2d) maxPlane(xp, yp []float32, w, oh, ow int) {
+	ninf := float32(math.Inf(-1))
+	for i := 0; i < oh; i++ {
+		yr := yp[i*ow : (i+1)*ow]
+		for j := range yr {
+			yr[j] = ninf
+		}
+		for a := 0; a < p.k; a++ {
+			xr := xp[(i*p.s+a)*w:]
+			for j := range yr {
+				win := xr[j*p.s : j*p.s+p.k]
+				acc := yr[j]
+				for _, v := range win {
+					if v > acc {
+						acc = v
+					}
+				}
+				yr[j] = acc
+			}
+		}
+	}
+}
+
+// avgPlane is average pooling of one plane.
+func (p pool2d) avgPlane(xp, yp []float32, w, oh, ow int) {
+	inv := 1 / float32(p.k*p.k)
+	for i := 0; i < oh; i++ {
+		yr := yp[i*ow : (i+1)*ow]
+		for j := range yr {
+			var acc float32
+			for a := 0; a < p.k; a++ {
+				for _, v := range xp[(i*p.s+a)*w+j*p.s : (i*p.s+a)*w+j*p.s+p.k] {
+					acc += v
+				}
+			}
+			yr[j] = acc * inv
+		}
+	}
+}
+
+// backward adds to dx (zeroed by the caller) the gradient with respect to x of the pooled
+// output, given its gradient dy: each window's gradient goes to its first maximum in row-major
+// order, NaNs ignored as in the forward pass (to its first element if no element exceeds −Inf),
+// or is spread evenly over the window for average pooling.
+func (p pool2d) backward(x, dy, dx []float32, planes, h, w, workers int) {
+	oh, ow := p.outHW(h, w)
+	forPlanes(planes, h*w, workers, func(lo, hi int) {
+		for pl := lo; pl < hi; pl++ {
+			xp, dxp, dyp := x[pl*h*w:(pl+1)*h*w], dx[pl*h*w:(pl+1)*h*w], dy[pl*oh*ow:(pl+1)*oh*ow]
+			switch {
+			case p.max && p.k == 2 && p.s == 1:
+				maxPlane2Diff(xp, dyp, dxp, w, oh, ow)
+			case p.max:
+				p.maxPlaneDiff(xp, dyp, dxp, w, oh, ow)
+			default:
+				p.avgPlaneDiff(dyp, dxp, w, oh, ow)
+			}
+		}
+	})
+}
+
+func (p pool2d) maxPlaneDiff(xp, dyp, dxp []float32, w, oh, ow int) {
+	for i := 0; i < oh; i++ {
+		for j, g := range dyp[i*ow : (i+1)*ow] {
+			o := i*p.s*w + j*p.s
+			best, bi := float32(math.Inf(-1)), o
+			for a := 0; a < p.k; a++ {
+				r := o + a*w
+				for b, v := range xp[r : r+p.k] {
+					if v > best {
+						best, bi = v, r+b
+					}
+				}
+			}
+			dxp[bi] += g
+		}
+	}
+}
+
+func (p pool2d) avgPlaneDiff(dyp, dxp []float32, w, oh, ow int) {
+	inv := 1 / float32(p.k*p.k)
+	for i := 0; i < oh; i++ {
+		for j, g := range dyp[i*ow : (i+1)*ow] {
+			g *= inv
+			for a := 0; a < p.k; a++ {
+				r := (i*p.s+a)*w + j*p.s
+				row := dxp[r : r+p.k]
+				for b := range row {
+					row[b] += g
+				}
+			}
+		}
+	}
+}
+
+// maxPlane2 is maxPlane for 2×2 windows with stride 1 (cnn-tramer-boneh's pooling), made
+// separable: the maximum of each horizontal pair of an input row, then of two such pairs one
+// row apart. It gives maxPlane's values exactly, NaNs ignored as there: the first comparison
+// of each pair is against −Inf.
+func maxPlane2(xp, yp []float32, w, oh, ow int) {
+	ninf := float32(math.Inf(-1))
+	prev := make([]float32, ow)
+	cur := make([]float32, ow)
+	pairs := func(dst, row []float32) {
+		row = row[:len(dst)+1]
+		for j := range dst {
+			m := ninf
+			if row[j] > m {
+				m = row[j]
+			}
+			if row[j+1] > m {
+				m = row[j+1]
+			}
+			dst[j] = m
+		}
+	}
+	pairs(prev, xp[:w])
+	for i := 0; i < oh; i++ {
+		pairs(cur, xp[(i+1)*w:(i+2)*w])
+		yr := yp[i*ow : (i+1)*ow]
+		for j := range yr {
+			m := prev[j]
+			if cur[j] > m {
+				m = cur[j]
+			}
+			yr[j] = m
+		}
+		prev, cur = cur, prev
+	}
+}
+
+// maxPlane2Diff is maxPlaneDiff for 2×2 windows with stride 1: the first maximum of each
+// horizontal pair (the left one unless the right one is strictly larger), then of the two
+// pairs, which is the window's first maximum in row-major order; a NaN compares as −Inf.
+func maxPlane2Diff(xp, dyp, dxp []float32, w, oh, ow int) {
+	prev := make([]int32, ow)
+	cur := make([]int32, ow)
+	ninf := float32(math.Inf(-1))
+	key := func(v float32) float32 { // NaN compares as −Inf, as in maxPlaneDiff
+		if v != v {
+			return ninf
+		}
+		return v
+	}
+	pairs := func(dst []int32, o int) {
+		row := xp[o : o+len(dst)+1]
+		for j := range dst {
+			k := j
+			if row[j+1] > key(row[j]) {
+				k = j + 1
+			}
+			dst[j] = int32(o + k)
+		}
+	}
+	pairs(prev, 0)
+	for i := 0; i < oh; i++ {
+		pairs(cur, (i+1)*w)
+		for j, g := range dyp[i*ow : (i+1)*ow] {
+			k := prev[j]
+			if xp[cur[j]] > key(xp[k]) {
+				k = cur[j]
+			}
+			dxp[k] += g
+		}
+		prev, cur = cur, prev
+	}
+}
