@@ -61,10 +61,11 @@ func inputNode(g *G.ExprGraph, name string, buf []float32, shape ...int) *G.Node
 
 // readInto copies n's value into buf during the run, when it is computed: the tape machine
 // reuses the memory of values that are no longer needed, so reading after the run is unsafe.
-func readInto(n *G.Node, buf []float32) {
+// It returns the read node: the tape machine runs only what the read nodes need (build).
+func readInto(n *G.Node, buf []float32) *G.Node {
 	v := new(G.Value)
 	*v = tensor.New(tensor.WithBacking(buf), tensor.WithShape(n.Shape().Clone()...))
-	G.Read(n, v)
+	return G.Read(n, v)
 }
 
 // build compiles the network for batches of n rows.
@@ -81,7 +82,9 @@ func (nw *Network) build(n int, m mode) (*tape, error) {
 		wrt    []*G.Node
 		wrtBuf [][]float32
 		stack  []*G.Node
-		err    error
+		reads  []*G.Node // every value the step uses: the machine computes these and their inputs
+
+		err error
 	)
 	if m == modeRef {
 		t.grad = make([]float32, p.nparam)
@@ -115,7 +118,7 @@ func (nw *Network) build(n int, m mode) (*tape, error) {
 		e := inputNode(g, l.name+".E", t.e[j], rows, l.k)
 		if m == modeGhost {
 			t.a[j] = make([]float32, rows*l.d)
-			readInto(a, t.a[j])
+			reads = append(reads, readInto(a, t.a[j]))
 			t.gz[j] = make([]float32, rows*l.k)
 			wrt = append(wrt, e)
 			wrtBuf = append(wrtBuf, t.gz[j])
@@ -220,7 +223,7 @@ func (nw *Network) build(n int, m mode) (*tape, error) {
 		}
 	}
 	t.logits = make([]float32, n*nw.res.classes)
-	readInto(h, t.logits)
+	reads = append(reads, readInto(h, t.logits))
 	if m != modeForward {
 		// Softmax cross-entropy summed over rows; T holds one-hot labels for real rows and
 		// zeros for padding rows, so padding contributes exactly zero loss and gradient.
@@ -247,10 +250,13 @@ func (nw *Network) build(n int, m mode) (*tape, error) {
 			return nil, fmt.Errorf("models: differentiating %s: %w", nw.res.name, err)
 		}
 		for i, gn := range grads {
-			readInto(gn, wrtBuf[i])
+			reads = append(reads, readInto(gn, wrtBuf[i]))
 		}
 	}
-	t.vm = G.NewTapeMachine(g)
+	// Only what a read needs is compiled: differentiating Z = A·W with respect to the added
+	// input E also creates ∂L/∂W = Aᵀ·∂L/∂Z, a GEMM per layer that ghost clipping recomputes
+	// with its per-example weights (ghost.go) and nothing reads; the subgraph leaves it out.
+	t.vm = G.NewTapeMachine(g.ExactSubgraphRoots(reads...))
 	return t, nil
 }
 
