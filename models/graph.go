@@ -142,7 +142,7 @@ func (nw *Network) build(n int, m mode) (*tape, error) {
 		if z, err = G.Reshape(z, tensor.Shape{n, l.oh, l.ow, l.k}); err != nil {
 			return nil, fmt.Errorf("models: %s: %w", l.name, err)
 		}
-		return G.Transpose(z, 0, 3, 1, 2)
+		return G.ApplyOp(nhwcOp{toNCHW: true}, z)
 	}
 	groupNorm := func(x *G.Node, j int) (*G.Node, error) {
 		l := &p.layers[j]
