@@ -9,6 +9,8 @@ SHELL   := /bin/bash
 GO      ?= go
 BIN     := bin/dptrain
 SHARED  ?= $(abspath ../shared)
+# Debian's interpreter, where python3-torch installs PyTorch (a pyenv shim may shadow it).
+PYTHON  ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || echo python3)
 export DPTRAIN_SHARED := $(SHARED)
 
 # OpenBLAS is used when a C compiler can link against it; `make BLAS=gonum ...` forces pure Go.
@@ -70,6 +72,8 @@ bench: build
 	$(GO) test $(TAGS) -run '^$$' -bench . -benchmem ./...
 	./$(BIN) bench throughput --model mlp --batch 256
 	./$(BIN) bench throughput --model cnn --batch 256
+	@echo "bench: dptrain against PyTorch's non-private step, interleaved rounds (python3-torch; Opacus is not in Debian)"
+	$(PYTHON) benchmarks/torch_compare.py --dptrain $(BIN) --model cnn --model mlp --batch 256 --batch 2048
 	@if [ "$(BLAS)" = openblas ]; then \
 		echo "bench: the same with the pure-Go BLAS"; \
 		$(GO) build -o bin/dptrain-gonum ./cmd/dptrain && \
