@@ -127,12 +127,11 @@ func (nw *Network) build(n int, m mode) (*tape, error) {
 	}
 	conv := func(x *G.Node, j int) (*G.Node, error) {
 		l := &p.layers[j]
-		pt, err := G.Im2Col(x, tensor.Shape{l.kh, l.kw}, tensor.Shape{l.pad, l.pad},
-			tensor.Shape{l.stride, l.stride}, tensor.Shape{1, 1})
-		if err != nil {
-			return nil, fmt.Errorf("models: %s: %w", l.name, err)
+		if l.kh != l.kw {
+			return nil, fmt.Errorf("models: %s: kernel %d×%d is not square", l.name, l.kh, l.kw)
 		}
-		if pt, err = G.Reshape(pt, tensor.Shape{n * l.oh * l.ow, l.d}); err != nil {
+		pt, err := G.ApplyOp(patchOp{k: l.kh, s: l.stride, pad: l.pad}, x)
+		if err != nil {
 			return nil, fmt.Errorf("models: %s: %w", l.name, err)
 		}
 		z, err := linear(pt, j)

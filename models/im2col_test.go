@@ -1,0 +1,87 @@
+package models
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// TestPatchOp checks patchOp (im2col) and its gradient (col2im) against gorgonia's Im2Col on
+// the conv geometries of the presets and padded odd shapes: values bit-identical.
+func TestPatchOp(t *testing.T) {
+	for _, tc := range []struct {
+		name               string
+		n, c, h, w         int
+		k, stride, padding int
+	}{
+		{"cnn-tramer-boneh conv1", 9, 1, 28, 28, 8, 2, 3},
+		{"cnn-tramer-boneh conv2", 9, 16, 13, 13, 4, 2, 0},
+		{"scatternet conv1", 3, 81, 7, 7, 3, 2, 1},
+		{"odd padded stride 1", 4, 3, 7, 6, 3, 1, 1},
+		{"padding wider than the kernel's overlap", 2, 2, 5, 4, 3, 2, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(9, 10))
+			shape := []int{tc.n, tc.c, tc.h, tc.w}
+			x := make([]float32, tc.n*tc.c*tc.h*tc.w)
+			for i := range x {
+				x[i] = float32(rng.NormFloat64())
+			}
+			op := patchOp{k: tc.k, s: tc.stride, pad: tc.padding}
+			oh, ow := op.outHW(tc.h, tc.w)
+			rows, d := tc.n*oh*ow, tc.c*tc.k*tc.k
+			r := make([]float32, rows*d)
+			for i := range r {
+				r[i] = float32(rng.NormFloat64())
+			}
+			run := func(ours bool) (a, dx []float32) {
+				g := G.NewGraph()
+				xn := G.NewTensor(g, tensor.Float32, 4, G.WithShape(shape...), G.WithName("x"),
+					G.WithValue(tensor.New(tensor.WithBacking(slices.Clone(x)), tensor.WithShape(shape...))))
+				var an *G.Node
+				var err error
+				if ours {
+					an, err = G.ApplyOp(op, xn)
+				} else {
+					an, err = G.Im2Col(xn, tensor.Shape{tc.k, tc.k}, tensor.Shape{tc.padding, tc.padding},
+						tensor.Shape{tc.stride, tc.stride}, tensor.Shape{1, 1})
+					if err == nil {
+						an, err = G.Reshape(an, tensor.Shape{rows, d})
+					}
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				rn := G.NewTensor(g, tensor.Float32, 2, G.WithShape(rows, d), G.WithName("r"),
+					G.WithValue(tensor.New(tensor.WithBacking(slices.Clone(r)), tensor.WithShape(rows, d))))
+				cost := G.Must(G.Sum(G.Must(G.HadamardProd(an, rn))))
+				grads, err := G.Grad(cost, xn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var av, gv G.Value
+				G.Read(an, &av)
+				G.Read(grads[0], &gv)
+				vm := G.NewTapeMachine(g)
+				defer vm.Close()
+				if err := vm.RunAll(); err != nil {
+					t.Fatal(err)
+				}
+				a, _ = float32s(av)
+				dx, _ = float32s(gv)
+				return slices.Clone(a), slices.Clone(dx)
+			}
+			wantA, wantDX := run(false)
+			gotA, gotDX := run(true)
+			if !slices.Equal(gotA, wantA) {
+				t.Error("patches differ from gorgonia's Im2Col")
+			}
+			if !slices.Equal(gotDX, wantDX) {
+				t.Errorf("gradient differs from gorgonia's col2im (max relative difference %g)", maxRelDiff(gotDX, wantDX))
+			}
+		})
+	}
+}
