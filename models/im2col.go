@@ -46,7 +46,9 @@ func (op patchOp) Do(in ...G.Value) (G.Value, error) {
 	d := s[1] * op.k * op.k
 	a := make([]float32, s[0]*oh*ow*d)
 	op.forEach(s, func(xs []float32, as []float32, src, dst, n int) {
-		copy(as[dst:dst+n], xs[src:src+n])
+		for i, v := range xs[src : src+n] { // runs are kernel rows: too short for memmove's call
+			as[dst+i] = v
+		}
 	}, x, a)
 	return tensor.New(tensor.WithBacking(a), tensor.WithShape(s[0]*oh*ow, d)), nil
 }
