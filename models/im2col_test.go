@@ -38,41 +38,17 @@ func TestPatchOp(t *testing.T) {
 				r[i] = float32(rng.NormFloat64())
 			}
 			run := func(ours bool) (a, dx []float32) {
-				g := G.NewGraph()
-				xn := G.NewTensor(g, tensor.Float32, 4, G.WithShape(shape...), G.WithName("x"),
-					G.WithValue(tensor.New(tensor.WithBacking(slices.Clone(x)), tensor.WithShape(shape...))))
-				var an *G.Node
-				var err error
-				if ours {
-					an, err = G.ApplyOp(op, xn)
-				} else {
-					an, err = G.Im2Col(xn, tensor.Shape{tc.k, tc.k}, tensor.Shape{tc.padding, tc.padding},
-						tensor.Shape{tc.stride, tc.stride}, tensor.Shape{1, 1})
-					if err == nil {
-						an, err = G.Reshape(an, tensor.Shape{rows, d})
+				return valueAndGrad(t, shape, x, r, func(xn *G.Node) (*G.Node, error) {
+					if ours {
+						return G.ApplyOp(op, xn)
 					}
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				rn := G.NewTensor(g, tensor.Float32, 2, G.WithShape(rows, d), G.WithName("r"),
-					G.WithValue(tensor.New(tensor.WithBacking(slices.Clone(r)), tensor.WithShape(rows, d))))
-				cost := G.Must(G.Sum(G.Must(G.HadamardProd(an, rn))))
-				grads, err := G.Grad(cost, xn)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var av, gv G.Value
-				G.Read(an, &av)
-				G.Read(grads[0], &gv)
-				vm := G.NewTapeMachine(g)
-				defer vm.Close()
-				if err := vm.RunAll(); err != nil {
-					t.Fatal(err)
-				}
-				a, _ = float32s(av)
-				dx, _ = float32s(gv)
-				return slices.Clone(a), slices.Clone(dx)
+					an, err := G.Im2Col(xn, tensor.Shape{tc.k, tc.k}, tensor.Shape{tc.padding, tc.padding},
+						tensor.Shape{tc.stride, tc.stride}, tensor.Shape{1, 1})
+					if err != nil {
+						return nil, err
+					}
+					return G.Reshape(an, tensor.Shape{rows, d})
+				})
 			}
 			wantA, wantDX := run(false)
 			gotA, gotDX := run(true)

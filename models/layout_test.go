@@ -30,41 +30,12 @@ func TestNHWCOp(t *testing.T) {
 				x[i], r[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
 			}
 			run := func(ours bool) (y, dx []float32) {
-				g := G.NewGraph()
-				xn := G.NewTensor(g, tensor.Float32, 4, G.WithShape(tc.shape...), G.WithName("x"),
-					G.WithValue(tensor.New(tensor.WithBacking(slices.Clone(x)), tensor.WithShape(tc.shape...))))
-				var yn *G.Node
-				var err error
-				if ours {
-					yn, err = G.ApplyOp(nhwcOp{tc.toNCHW}, xn)
-				} else {
-					yn, err = G.Transpose(xn, tc.perm...)
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				rn := G.NewTensor(g, tensor.Float32, 4, G.WithShape(yn.Shape().Clone()...), G.WithName("r"),
-					G.WithValue(tensor.New(tensor.WithBacking(slices.Clone(r)), tensor.WithShape(yn.Shape().Clone()...))))
-				prod := G.Must(G.HadamardProd(yn, rn))
-				cost := G.Must(G.Sum(prod))
-				grads, err := G.Grad(cost, xn)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var yv, gv G.Value
-				G.Read(yn, &yv)
-				G.Read(grads[0], &gv)
-				vm := G.NewTapeMachine(g)
-				defer vm.Close()
-				if err := vm.RunAll(); err != nil {
-					t.Fatal(err)
-				}
-				if !yv.Shape().Eq(yn.Shape()) {
-					t.Fatalf("output shape %v, want %v", yv.Shape(), yn.Shape())
-				}
-				y, _ = float32s(yv)
-				dx, _ = float32s(gv)
-				return slices.Clone(y), slices.Clone(dx)
+				return valueAndGrad(t, tc.shape, x, r, func(xn *G.Node) (*G.Node, error) {
+					if ours {
+						return G.ApplyOp(nhwcOp{tc.toNCHW}, xn)
+					}
+					return G.Transpose(xn, tc.perm...)
+				})
 			}
 			wantY, wantDX := run(false)
 			gotY, gotDX := run(true)
@@ -86,4 +57,44 @@ func TestNHWCOp(t *testing.T) {
 			}
 		})
 	}
+}
+
+// valueAndGrad runs f on x (of the given shape) in a gorgonia graph and returns f(x) and the
+// gradient of Σ f(x)⊙r with respect to x, for comparing our ops with gorgonia's.
+func valueAndGrad(t *testing.T, shape []int, x, r []float32, f func(*G.Node) (*G.Node, error)) (y, dx []float32) {
+	t.Helper()
+	g := G.NewGraph()
+	xn := G.NewTensor(g, tensor.Float32, len(shape), G.WithShape(shape...), G.WithName("x"),
+		G.WithValue(tensor.New(tensor.WithBacking(slices.Clone(x)), tensor.WithShape(shape...))))
+	yn, err := f(xn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ys := yn.Shape().Clone()
+	rn := G.NewTensor(g, tensor.Float32, len(ys), G.WithShape(ys...), G.WithName("r"),
+		G.WithValue(tensor.New(tensor.WithBacking(slices.Clone(r)), tensor.WithShape(ys...))))
+	cost := G.Must(G.Sum(G.Must(G.HadamardProd(yn, rn))))
+	grads, err := G.Grad(cost, xn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var yv, gv G.Value
+	G.Read(yn, &yv)
+	G.Read(grads[0], &gv)
+	vm := G.NewTapeMachine(g)
+	defer vm.Close()
+	if err := vm.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	if !yv.Shape().Eq(ys) {
+		t.Fatalf("output shape %v, want %v", yv.Shape(), ys)
+	}
+	y, err = float32s(yv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dx, err = float32s(gv); err != nil {
+		t.Fatal(err)
+	}
+	return slices.Clone(y), slices.Clone(dx)
 }
