@@ -19,8 +19,12 @@
 // plain functions on (A, G, LayerGeometry), SquaredNorms and ScaledSum (kernels.go), so that
 // an optimizer that computes A and G itself clips per example with the same code. gorgonia never computes the
 // parameter gradients itself in this path, so a private step costs about one non-private
-// step plus the norms. Pooling and GroupNorm's normalisation are custom gorgonia ops
-// (ops.go): gorgonia v0.9.18's own have wrong or noisy backward passes.
+// step plus the norms (the tape machine compiles only what the step reads, so the weight
+// gradients that differentiating Z = A·W creates are never computed). Pooling and GroupNorm's
+// normalisation are custom gorgonia ops (ops.go): gorgonia v0.9.18's own have wrong or noisy
+// backward passes. So are im2col (im2col.go: it writes the GEMM operand A directly) and the
+// NHWC→NCHW move of conv outputs (layout.go); these and the pooling kernels (pool.go) split the
+// batch across goroutines, with results bit-identical whatever the split.
 //
 // ReferenceGrad computes one sample's gradient with gorgonia's ordinary autodiff with respect
 // to the parameter nodes; tests check ClippedGradSum and PerSampleGradSum against it and
