@@ -57,8 +57,9 @@ func (p pool2d) forward(x, y []float32, planes, h, w, workers int) {
 	})
 }
 
-// maxPlane is max pooling of one plane: the largest element of each window, NaNs ignored
-// (−Inf for a window of NaNs only), as a strict comparison from −Inf gives.
+// maxPlane is max pooling of one plane: the largest element of each window, NaN if the window
+// holds a NaN (Go's max), so that a non-finite activation reaches the loss and fails the step
+// instead of vanishing.
 func (p pool2d) maxPlane(xp, yp []float32, w, oh, ow int) {
 	ninf := float32(math.Inf(-1))
 	for i := 0; i < oh; i++ {
@@ -69,12 +70,9 @@ func (p pool2d) maxPlane(xp, yp []float32, w, oh, ow int) {
 		for a := 0; a < p.k; a++ {
 			xr := xp[(i*p.s+a)*w:]
 			for j := range yr {
-				win := xr[j*p.s : j*p.s+p.k]
 				acc := yr[j]
-				for _, v := range win {
-					if v > acc {
-						acc = v
-					}
+				for _, v := range xr[j*p.s : j*p.s+p.k] {
+					acc = max(acc, v)
 				}
 				yr[j] = acc
 			}
@@ -101,8 +99,8 @@ func (p pool2d) avgPlane(xp, yp []float32, w, oh, ow int) {
 
 // backward adds to dx (zeroed by the caller) the gradient with respect to x of the pooled
 // output, given its gradient dy: each window's gradient goes to its first maximum in row-major
-// order, NaNs ignored as in the forward pass (to its first element if no element exceeds −Inf),
-// or is spread evenly over the window for average pooling.
+// order, or is spread evenly over the window for average pooling. (A window holding a NaN has a
+// NaN output, which fails the step; its gradient goes to one element of the window.)
 func (p pool2d) backward(x, dy, dx []float32, planes, h, w, workers int) {
 	oh, ow := p.outHW(h, w)
 	forPlanes(planes, h*w, workers, func(lo, hi int) {
@@ -156,23 +154,14 @@ func (p pool2d) avgPlaneDiff(dyp, dxp []float32, w, oh, ow int) {
 
 // maxPlane2 is maxPlane for 2×2 windows with stride 1 (cnn-tramer-boneh's pooling), made
 // separable: the maximum of each horizontal pair of an input row, then of two such pairs one
-// row apart. It gives maxPlane's values exactly, NaNs ignored as there: the first comparison
-// of each pair is against −Inf.
+// row apart. Go's max is branch-free, so random inputs cost no mispredicted branches.
 func maxPlane2(xp, yp []float32, w, oh, ow int) {
-	ninf := float32(math.Inf(-1))
 	prev := make([]float32, ow)
 	cur := make([]float32, ow)
 	pairs := func(dst, row []float32) {
 		row = row[:len(dst)+1]
 		for j := range dst {
-			m := ninf
-			if row[j] > m {
-				m = row[j]
-			}
-			if row[j+1] > m {
-				m = row[j+1]
-			}
-			dst[j] = m
+			dst[j] = max(row[j], row[j+1])
 		}
 	}
 	pairs(prev, xp[:w])
@@ -180,11 +169,7 @@ func maxPlane2(xp, yp []float32, w, oh, ow int) {
 		pairs(cur, xp[(i+1)*w:(i+2)*w])
 		yr := yp[i*ow : (i+1)*ow]
 		for j := range yr {
-			m := prev[j]
-			if cur[j] > m {
-				m = cur[j]
-			}
-			yr[j] = m
+			yr[j] = max(prev[j], cur[j])
 		}
 		prev, cur = cur, prev
 	}
@@ -192,22 +177,15 @@ func maxPlane2(xp, yp []float32, w, oh, ow int) {
 
 // maxPlane2Diff is maxPlaneDiff for 2×2 windows with stride 1: the first maximum of each
 // horizontal pair (the left one unless the right one is strictly larger), then of the two
-// pairs, which is the window's first maximum in row-major order; a NaN compares as −Inf.
+// pairs, which is the window's first maximum in row-major order.
 func maxPlane2Diff(xp, dyp, dxp []float32, w, oh, ow int) {
 	prev := make([]int32, ow)
 	cur := make([]int32, ow)
-	ninf := float32(math.Inf(-1))
-	key := func(v float32) float32 { // NaN compares as −Inf, as in maxPlaneDiff
-		if v != v {
-			return ninf
-		}
-		return v
-	}
 	pairs := func(dst []int32, o int) {
 		row := xp[o : o+len(dst)+1]
 		for j := range dst {
 			k := j
-			if row[j+1] > key(row[j]) {
+			if row[j+1] > row[j] {
 				k = j + 1
 			}
 			dst[j] = int32(o + k)
@@ -218,7 +196,7 @@ func maxPlane2Diff(xp, dyp, dxp []float32, w, oh, ow int) {
 		pairs(cur, (i+1)*w)
 		for j, g := range dyp[i*ow : (i+1)*ow] {
 			k := prev[j]
-			if xp[cur[j]] > key(xp[k]) {
+			if xp[cur[j]] > xp[k] {
 				k = cur[j]
 			}
 			dxp[k] += g
