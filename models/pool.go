@@ -43,11 +43,12 @@ func forPlanes(planes, planeSize, workers int, f func(lo, hi int)) {
 func (p pool2d) forward(x, y []float32, planes, h, w, workers int) {
 	oh, ow := p.outHW(h, w)
 	forPlanes(planes, h*w, workers, func(lo, hi int) {
+		rows := make([]float32, 2*ow) // maxPlane2's scratch, one per goroutine
 		for pl := lo; pl < hi; pl++ {
 			xp, yp := x[pl*h*w:(pl+1)*h*w], y[pl*oh*ow:(pl+1)*oh*ow]
 			switch {
 			case p.max && p.k == 2 && p.s == 1:
-				maxPlane2(xp, yp, w, oh, ow)
+				maxPlane2(xp, yp, w, oh, ow, rows)
 			case p.max:
 				p.maxPlane(xp, yp, w, oh, ow)
 			default:
@@ -104,11 +105,12 @@ func (p pool2d) avgPlane(xp, yp []float32, w, oh, ow int) {
 func (p pool2d) backward(x, dy, dx []float32, planes, h, w, workers int) {
 	oh, ow := p.outHW(h, w)
 	forPlanes(planes, h*w, workers, func(lo, hi int) {
+		rows := make([]int32, 2*ow) // maxPlane2Diff's scratch, one per goroutine
 		for pl := lo; pl < hi; pl++ {
 			xp, dxp, dyp := x[pl*h*w:(pl+1)*h*w], dx[pl*h*w:(pl+1)*h*w], dy[pl*oh*ow:(pl+1)*oh*ow]
 			switch {
 			case p.max && p.k == 2 && p.s == 1:
-				maxPlane2Diff(xp, dyp, dxp, w, oh, ow)
+				maxPlane2Diff(xp, dyp, dxp, w, oh, ow, rows)
 			case p.max:
 				p.maxPlaneDiff(xp, dyp, dxp, w, oh, ow)
 			default:
@@ -154,10 +156,10 @@ func (p pool2d) avgPlaneDiff(dyp, dxp []float32, w, oh, ow int) {
 
 // maxPlane2 is maxPlane for 2×2 windows with stride 1 (cnn-tramer-boneh's pooling), made
 // separable: the maximum of each horizontal pair of an input row, then of two such pairs one
-// row apart. Go's max is branch-free, so random inputs cost no mispredicted branches.
-func maxPlane2(xp, yp []float32, w, oh, ow int) {
-	prev := make([]float32, ow)
-	cur := make([]float32, ow)
+// row apart. Go's max is branch-free, so random inputs cost no mispredicted branches. rows is
+// scratch of 2·ow elements.
+func maxPlane2(xp, yp []float32, w, oh, ow int, rows []float32) {
+	prev, cur := rows[:ow], rows[ow:2*ow]
 	pairs := func(dst, row []float32) {
 		row = row[:len(dst)+1]
 		for j := range dst {
@@ -177,10 +179,10 @@ func maxPlane2(xp, yp []float32, w, oh, ow int) {
 
 // maxPlane2Diff is maxPlaneDiff for 2×2 windows with stride 1: the first maximum of each
 // horizontal pair (the left one unless the right one is strictly larger), then of the two
-// pairs, which is the window's first maximum in row-major order.
-func maxPlane2Diff(xp, dyp, dxp []float32, w, oh, ow int) {
-	prev := make([]int32, ow)
-	cur := make([]int32, ow)
+// pairs, which is the window's first maximum in row-major order. rows is scratch of 2·ow
+// elements.
+func maxPlane2Diff(xp, dyp, dxp []float32, w, oh, ow int, rows []int32) {
+	prev, cur := rows[:ow], rows[ow:2*ow]
 	pairs := func(dst []int32, o int) {
 		row := xp[o : o+len(dst)+1]
 		for j := range dst {
