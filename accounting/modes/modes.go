@@ -15,6 +15,7 @@ import (
 	"github.com/dptrain/dptrain/accounting/pld"
 	"github.com/dptrain/dptrain/accounting/rdp"
 	"github.com/dptrain/dptrain/accounting/sgld"
+	"github.com/dptrain/dptrain/accounting/ulr"
 )
 
 // Factory builds an accountant for a run, or says why its theorem does not cover the run.
@@ -31,6 +32,8 @@ var registry = map[string]Factory{
 	"mbcd":              func(r accounting.Run) (accounting.Accountant, error) { return mbcd.New(r) },
 	"mbcd-certified":    func(r accounting.Run) (accounting.Accountant, error) { return mbcd.NewCertified(r) },
 	"chien-li":          func(r accounting.Run) (accounting.Accountant, error) { return convergent.New(r) },
+	"ulr":               func(r accounting.Run) (accounting.Accountant, error) { return ulr.New(r) },
+	"ulr-simplified":    func(r accounting.Run) (accounting.Accountant, error) { return ulr.NewSimplified(r) },
 	"output-perturbation": func(r accounting.Run) (accounting.Accountant, error) {
 		return convergent.NewOutputPerturbation(r, false)
 	},

@@ -9,7 +9,7 @@ import (
 
 func TestRegistry(t *testing.T) {
 	names := Names()
-	for _, want := range []string{"rdp", "pld", "gdp", "modelmix", "sgld", "mbcd"} {
+	for _, want := range []string{"rdp", "pld", "gdp", "modelmix", "sgld", "mbcd", "ulr", "ulr-simplified"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("mode %q missing from %v", want, names)
 		}

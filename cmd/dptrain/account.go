@@ -25,7 +25,8 @@ type mechanismFlags struct {
 	sampleRate, sigma, delta  float64
 	epochs                    float64
 	steps, datasetSize, batch int
-	sampling                  string
+	sampling, mechanism       string
+	minBatchSize              int
 	mixWidth                  float64
 	linfParts                 int
 	json                      bool
@@ -40,7 +41,9 @@ func (f *mechanismFlags) register(cmd *cobra.Command, withSigma bool) {
 	fl.IntVar(&f.steps, "steps", -1, "number of steps")
 	fl.Float64Var(&f.epochs, "epochs", 0, "epochs, instead of --steps: steps = ceil(epochs/q)")
 	fl.Float64Var(&f.delta, "delta", 1e-5, "δ of the (ε, δ) guarantee, in (0, 1)")
-	fl.StringVar(&f.sampling, "sampling", "poisson", "sampling scheme: poisson, without-replacement or full")
+	fl.StringVar(&f.sampling, "sampling", "poisson", "sampling scheme: poisson, without-replacement, full or poisson-with-rejection")
+	fl.IntVar(&f.minBatchSize, "min-batch-size", 0, "poisson-with-rejection: DP-ULR's rejection threshold N_B (needs --dataset-size)")
+	fl.StringVar(&f.mechanism, "mechanism", string(accounting.Gaussian), "mechanism of every step: gaussian, or sampled-with-rejection-gaussian (DP-ULR's likelihood-ratio noise, labelled paper)")
 	fl.IntVar(&f.datasetSize, "dataset-size", 0, "dataset size n (needed by without-replacement)")
 	fl.IntVar(&f.batch, "batch-size", 0, "batch size b (without-replacement; default q·n)")
 	fl.Float64Var(&f.mixWidth, "mix-width", 0, "ModelMix: mixing box width over the clip norm, W = L/c")
@@ -72,7 +75,7 @@ func (f *mechanismFlags) step(sigma float64) (accounting.Step, error) {
 		return accounting.Step{}, errors.New("--mix-width must be finite and ≥ 0 and --linf-parts ≥ 0")
 	}
 	s := accounting.Step{
-		Mechanism: accounting.Gaussian, NoiseMultiplier: sigma, SampleRate: q, Count: steps,
+		Mechanism: accounting.Mechanism(f.mechanism), NoiseMultiplier: sigma, SampleRate: q, Count: steps,
 		Sensitivity: 1, NoiseStd: sigma, DatasetSize: f.datasetSize, MixWidth: f.mixWidth, LinfParts: f.linfParts,
 	}
 	switch f.sampling {
@@ -96,8 +99,21 @@ func (f *mechanismFlags) step(sigma float64) (accounting.Step, error) {
 		if bq := float64(s.BatchSize) / float64(f.datasetSize); math.Abs(bq-q) > 1e-9*q {
 			return accounting.Step{}, fmt.Errorf("--sample-rate %v is not batch size / dataset size = %d/%d = %v: give consistent values", q, s.BatchSize, f.datasetSize, bq)
 		}
+	case "poisson-with-rejection":
+		if f.datasetSize <= 0 || f.minBatchSize < 1 {
+			return accounting.Step{}, errors.New("--sampling poisson-with-rejection needs --dataset-size N and --min-batch-size N_B ≥ 1")
+		}
+		s.Sampling, s.Neighbouring, s.MinBatchSize = accounting.PoissonWithRejection, accounting.AddRemove, f.minBatchSize
 	default:
-		return accounting.Step{}, fmt.Errorf("--sampling %q: want poisson, without-replacement or full", f.sampling)
+		return accounting.Step{}, fmt.Errorf("--sampling %q: want poisson, without-replacement, full or poisson-with-rejection", f.sampling)
+	}
+	if f.minBatchSize != 0 && s.Sampling != accounting.PoissonWithRejection {
+		return accounting.Step{}, errors.New("--min-batch-size applies to --sampling poisson-with-rejection only")
+	}
+	switch s.Mechanism {
+	case accounting.Gaussian, accounting.SampledWithRejectionGaussian:
+	default:
+		return accounting.Step{}, fmt.Errorf("--mechanism %q: want gaussian or sampled-with-rejection-gaussian", f.mechanism)
 	}
 	return s, nil
 }
@@ -172,6 +188,7 @@ sample_rate and noise_multiplier. --epochs E stands for --steps ceil(E/q). Sampl
 replacement (replace-one neighbours) needs --dataset-size and uses q = batch/dataset size.
 An accountant that cannot account for the described run prints its reason instead of ε.`,
 		Example: `  dptrain account --accountant all --sample-rate 0.004267 --noise-multiplier 1.1 --epochs 60 --delta 1e-5
+  dptrain account --accountant ulr --sampling poisson-with-rejection --sample-rate 0.003333 --dataset-size 60000 --min-batch-size 100 --noise-multiplier 4 --epochs 25
   dptrain account --accountant modelmix --sample-rate 0.02 --noise-multiplier 0.4675 --mix-width 3.75 --linf-parts 25 --steps 5000 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -75,17 +75,20 @@ func TestAccountBadInput(t *testing.T) {
 		return args
 	}
 	for name, args := range map[string][]string{
-		"q zero":        set("--sample-rate", "0"),
-		"q above 1":     set("--sample-rate", "1.5"),
-		"sigma zero":    set("--noise-multiplier", "0"),
-		"sigma NaN":     set("--noise-multiplier", "NaN"),
-		"delta one":     set("--delta", "1"),
-		"delta zero":    set("--delta", "0"),
-		"steps":         set("--steps", "-3"),
-		"unknown":       set("--accountant", "nope"),
-		"wor no n":      append(append([]string(nil), base...), "--sampling", "without-replacement"),
-		"wor q≠b/n":     append(append([]string(nil), base...), "--sampling", "without-replacement", "--dataset-size", "1000", "--batch-size", "20"),
-		"modelmix miss": set("--accountant", "no-such-mode"),
+		"q zero":                set("--sample-rate", "0"),
+		"q above 1":             set("--sample-rate", "1.5"),
+		"sigma zero":            set("--noise-multiplier", "0"),
+		"sigma NaN":             set("--noise-multiplier", "NaN"),
+		"delta one":             set("--delta", "1"),
+		"delta zero":            set("--delta", "0"),
+		"steps":                 set("--steps", "-3"),
+		"unknown":               set("--accountant", "nope"),
+		"wor no n":              append(append([]string(nil), base...), "--sampling", "without-replacement"),
+		"wor q≠b/n":             append(append([]string(nil), base...), "--sampling", "without-replacement", "--dataset-size", "1000", "--batch-size", "20"),
+		"modelmix miss":         set("--accountant", "no-such-mode"),
+		"rejection no N_B":      append(set("--accountant", "ulr"), "--sampling", "poisson-with-rejection", "--dataset-size", "10000"),
+		"N_B without rejection": append(append([]string(nil), base...), "--min-batch-size", "5"),
+		"bad mechanism":         append(append([]string(nil), base...), "--mechanism", "laplace"),
 	} {
 		if out, err := runAccountCmd(t, args...); err == nil {
 			t.Errorf("%s: accepted, printed %q", name, out)
@@ -142,5 +145,26 @@ func TestAccountWarnsWhenDeltaIsNotBelowOneOverN(t *testing.T) {
 	}
 	if _, _, err := runDptrain(t, "account", "--sample-rate", "0.01", "--noise-multiplier", "1", "--steps", "10", "--delta", "1"); err == nil || !strings.Contains(err.Error(), "--delta 1 must be in (0, 1)") {
 		t.Errorf("δ = 1: %v", err)
+	}
+}
+
+// DP-ULR's accountants from the command line: the reading's §3.7 case B = 200, σ0 = 4, 25
+// epochs of MNIST, N_B = B/2 gives 0.27 (exact sampled Gaussian); DP-ULR's own noise is paper.
+func TestAccountPoissonWithRejection(t *testing.T) {
+	args := []string{"--sampling", "poisson-with-rejection", "--sample-rate", "0.0033333333333333335", "--dataset-size", "60000",
+		"--min-batch-size", "100", "--noise-multiplier", "4", "--steps", "7500", "--json"}
+	out, err := runAccountCmd(t, append([]string{"--accountant", "ulr"}, args...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := decodeLines(t, out)[0]; math.Abs(r["epsilon"].(float64)-0.27) > 0.005 || r["label"] != "certified" {
+		t.Errorf("ulr row %v, want ε ≈ 0.27 certified", r)
+	}
+	out, err = runAccountCmd(t, append([]string{"--accountant", "ulr-simplified", "--mechanism", "sampled-with-rejection-gaussian"}, args...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := decodeLines(t, out)[0]; !(r["epsilon"].(float64) > 0.27) || r["label"] != "paper" {
+		t.Errorf("ulr-simplified row %v, want ε above the exact 0.27, labelled paper", r)
 	}
 }
