@@ -20,6 +20,9 @@ const (
 	// with biases and affine parameters broadcast the ordinary way; the reference path that
 	// shares no code with the ghost-clipping arithmetic.
 	modeRef
+	// modeTrace: forward only, reading each dense/conv layer's input A (forward-only
+	// estimators such as DP-ULR's likelihood ratios; see trace.go).
+	modeTrace
 )
 
 // groupNormEpsilon is added to the group variance (Wu & He 2018, eq. 1).
@@ -52,6 +55,10 @@ type tape struct {
 	g2 [][]float32 // ghost, GN: ∂L/∂B
 
 	grad []float32 // ref: ∂L/∂θ, laid out like the parameters
+
+	// perturb, when set, holds per parameter layer the whole batch's noise to add to the
+	// dense/conv pre-activation outputs (see Network.PerturbedLosses); nil entries add none.
+	perturb [][]float32
 }
 
 func inputNode(g *G.ExprGraph, name string, buf []float32, shape ...int) *G.Node {
@@ -116,9 +123,11 @@ func (nw *Network) build(n int, m mode) (*tape, error) {
 		}
 		t.e[j] = make([]float32, rows*l.k)
 		e := inputNode(g, l.name+".E", t.e[j], rows, l.k)
-		if m == modeGhost {
+		if m == modeGhost || m == modeTrace {
 			t.a[j] = make([]float32, rows*l.d)
 			reads = append(reads, readInto(a, t.a[j]))
+		}
+		if m == modeGhost {
 			t.gz[j] = make([]float32, rows*l.k)
 			wrt = append(wrt, e)
 			wrtBuf = append(wrtBuf, t.gz[j])
@@ -223,7 +232,7 @@ func (nw *Network) build(n int, m mode) (*tape, error) {
 	}
 	t.logits = make([]float32, n*nw.res.classes)
 	reads = append(reads, readInto(h, t.logits))
-	if m != modeForward {
+	if m == modeGhost || m == modeRef {
 		// Softmax cross-entropy summed over rows; T holds one-hot labels for real rows and
 		// zeros for padding rows, so padding contributes exactly zero loss and gradient.
 		t.t = make([]float32, n*nw.res.classes)

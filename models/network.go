@@ -210,6 +210,7 @@ func (nw *Network) run(t *tape, b Batch, start, m int) error {
 			}
 		}
 	}
+	nw.addPerturbation(t, start, m)
 	defer t.vm.Reset()
 	if err := t.vm.RunAll(); err != nil {
 		return fmt.Errorf("models: running %s on %d samples: %w", nw.res.name, t.n, err)

@@ -1,0 +1,161 @@
+package models
+
+import (
+	"fmt"
+	"math"
+)
+
+// Forward-only access for estimators that never differentiate the network (DP-ULR's
+// likelihood-ratio gradients, seed-002 §2.3): the clean per-example losses with every dense and
+// conv layer's input, and per-example losses of a forward pass with given noise added to those
+// layers' pre-activation outputs. The model never draws noise: the caller supplies it.
+
+// LinearLayer is a dense or conv layer as a forward-only estimator sees it.
+type LinearLayer struct {
+	Name string
+	// Geometry is the shape of the layer's per-example blocks of input A and output Z.
+	Geometry LayerGeometry
+	// Weight is the offset in Params of the In×Out weight (row-major); Bias that of the Out
+	// biases, or −1.
+	Weight, Bias int
+	index        int
+}
+
+// LinearLayers lists the network's dense and conv layers in forward order.
+func (nw *Network) LinearLayers() []LinearLayer {
+	var out []LinearLayer
+	for j := range nw.plan.layers {
+		l := &nw.plan.layers[j]
+		if l.kind == kindDense || l.kind == kindConv {
+			out = append(out, LinearLayer{Name: l.name, Geometry: l.geometry(), Weight: l.w, Bias: l.b, index: j})
+		}
+	}
+	return out
+}
+
+// Trace is one clean forward pass over a batch.
+type Trace struct {
+	// Loss is each example's softmax cross-entropy.
+	Loss []float64
+	// Inputs[i] is the input A of LinearLayers()[i] for the whole batch, (N·Rows)×In
+	// row-major (im2col patches for a conv layer).
+	Inputs [][]float32
+}
+
+// Trace runs the network forward on b without gradients and returns per-example losses and
+// every dense/conv layer's input. It refuses a network with GroupNorm layers, whose parameters
+// a likelihood-ratio estimator does not cover.
+func (nw *Network) Trace(b Batch) (Trace, error) {
+	if err := nw.checkBatch(b); err != nil {
+		return Trace{}, err
+	}
+	lin := nw.LinearLayers()
+	for j := range nw.plan.layers {
+		if k := nw.plan.layers[j].kind; k != kindDense && k != kindConv {
+			return Trace{}, fmt.Errorf("models: %s has a %s layer: forward-only estimators cover dense and conv layers only; use a model without normalisation layers", nw.res.name, nw.plan.layers[j].name)
+		}
+	}
+	tr := Trace{Loss: make([]float64, b.N), Inputs: make([][]float32, len(lin))}
+	for i, l := range lin {
+		tr.Inputs[i] = make([]float32, b.N*l.Geometry.Rows*l.Geometry.In)
+	}
+	for start := 0; start < b.N; {
+		t, m, err := nw.forwardChunk(b, start, modeTrace, tr.Loss)
+		if err != nil {
+			return Trace{}, err
+		}
+		for i, l := range lin {
+			w := l.Geometry.Rows * l.Geometry.In
+			copy(tr.Inputs[i][start*w:(start+m)*w], t.a[l.index][:m*w])
+		}
+		start += m
+	}
+	return tr, nil
+}
+
+// PerturbedLosses runs the network forward on b with noise[i] ((N·Rows)×Out row-major, or nil
+// for none) added to the pre-activation output of LinearLayers()[i], and writes each example's
+// softmax cross-entropy into loss.
+func (nw *Network) PerturbedLosses(b Batch, noise [][]float32, loss []float64) error {
+	if err := nw.checkBatch(b); err != nil {
+		return err
+	}
+	lin := nw.LinearLayers()
+	if len(noise) != len(lin) || len(loss) < b.N {
+		return fmt.Errorf("models: %d noise tensors for %d dense/conv layers, %d losses for %d examples", len(noise), len(lin), len(loss), b.N)
+	}
+	perturb := make([][]float32, len(nw.plan.layers))
+	for i, l := range lin {
+		if noise[i] == nil {
+			continue
+		}
+		if want := b.N * l.Geometry.Rows * l.Geometry.Out; len(noise[i]) != want {
+			return fmt.Errorf("models: noise for layer %s has %d values, want N·rows·out = %d", l.Name, len(noise[i]), want)
+		}
+		perturb[l.index] = noise[i]
+	}
+	for start := 0; start < b.N; {
+		t, err := nw.tape(nw.bucket(min(nw.res.chunk, b.N-start)), modeForward)
+		if err != nil {
+			return err
+		}
+		t.perturb = perturb
+		_, m, err := nw.forwardChunk(b, start, modeForward, loss)
+		t.perturb = nil
+		if err != nil {
+			return err
+		}
+		start += m
+	}
+	return nil
+}
+
+// forwardChunk runs the chunk of b at start in mode md and writes its examples' losses into
+// loss[start:].
+func (nw *Network) forwardChunk(b Batch, start int, md mode, loss []float64) (*tape, int, error) {
+	m := min(nw.res.chunk, b.N-start)
+	t, err := nw.tape(nw.bucket(m), md)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := nw.run(t, b, start, m); err != nil {
+		return nil, 0, err
+	}
+	c := nw.res.classes
+	for i := 0; i < m; i++ {
+		l := exampleLoss(t.logits[i*c:(i+1)*c], int(b.Y[start+i]))
+		if math.IsNaN(l) || math.IsInf(l, 0) {
+			return nil, 0, fmt.Errorf("models: example %d has a non-finite loss (%v): the network diverged or an input is not finite", start+i, l)
+		}
+		loss[start+i] = l
+	}
+	return t, m, nil
+}
+
+// exampleLoss is the softmax cross-entropy of one logit row for label y, in float64.
+func exampleLoss(row []float32, y int) float64 {
+	mx := math.Inf(-1)
+	for _, v := range row {
+		mx = math.Max(mx, float64(v))
+	}
+	var se float64
+	for _, v := range row {
+		se += math.Exp(float64(v) - mx)
+	}
+	return mx + math.Log(se) - float64(row[y])
+}
+
+// addPerturbation adds the noise of samples [start, start+m) to t's pre-activation inputs E,
+// already filled with the biases.
+func (nw *Network) addPerturbation(t *tape, start, m int) {
+	for j, z := range t.perturb {
+		if z == nil {
+			continue
+		}
+		l := &nw.plan.layers[j]
+		w := l.rows() * l.k
+		for i, v := range z[start*w : (start+m)*w] {
+			t.e[j][i] += v
+		}
+	}
+}
