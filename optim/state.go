@@ -163,20 +163,30 @@ func (o *DPSGD) State() (map[string][]float32, map[string]float64) {
 
 // Restore implements Checkpointer.
 func (o *DPSGD) Restore(vecs map[string][]float32, sc map[string]float64) error {
-	rv, rs := ruleKeys(o.cfg.Rule)
-	if err := checkNames("DP-SGD with update rule "+o.cfg.Rule.Name(), vecs, sc, rv, append(rs, stateSteps)); err != nil {
-		return err
-	}
-	k, err := count(sc, stateSteps, "step count")
+	k, err := restoreRuleSteps("DP-SGD with update rule "+o.cfg.Rule.Name(), o.cfg.Rule, vecs, sc)
 	if err != nil {
 		return err
 	}
-	if err := checkRuleState(o.cfg.Rule, k, vecs, sc); err != nil {
-		return err
-	}
-	restoreRule(o.cfg.Rule, vecs, sc)
 	o.k = k
 	return nil
+}
+
+// restoreRuleSteps checks a checkpoint holding "steps" and rule's state, restores the rule and
+// returns the step count; what names the optimizer in errors.
+func restoreRuleSteps(what string, rule UpdateRule, vecs map[string][]float32, sc map[string]float64) (int, error) {
+	rv, rs := ruleKeys(rule)
+	if err := checkNames(what, vecs, sc, rv, append(rs, stateSteps)); err != nil {
+		return 0, err
+	}
+	k, err := count(sc, stateSteps, "step count")
+	if err != nil {
+		return 0, err
+	}
+	if err := checkRuleState(rule, k, vecs, sc); err != nil {
+		return 0, err
+	}
+	restoreRule(rule, vecs, sc)
+	return k, nil
 }
 
 // checkRuleLen returns an error if the update rule holds buffers of another length than n, as

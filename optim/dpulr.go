@@ -1,0 +1,328 @@
+package optim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/models"
+)
+
+// ForwardOracle is what DP-ULR needs from a model: no gradients, only forward passes
+// (models.Network satisfies it).
+type ForwardOracle interface {
+	Params() []float32
+	LinearLayers() []models.LinearLayer
+	Trace(b Batch) (models.Trace, error)
+	PerturbedLosses(b Batch, noise [][]float32, loss []float64) error
+}
+
+// DPULRConfig configures DP-ULR (seed-002, Algorithm 1 and reading §2.8).
+type DPULRConfig struct {
+	// Copies is K, the noisy forward passes per example and layer.
+	Copies int
+	// NoiseMultiplier is σ0 and ClipNorm C: every direction of the released gradient sum
+	// carries noise of variance at least σ0²C².
+	NoiseMultiplier, ClipNorm float64
+	// SigmaFloor and SigmaCap clamp the injected σ_l (reading §6 A5); SigmaCap 0: none.
+	SigmaFloor, SigmaCap float64
+	// Certified uses the likelihood-ratio estimate only as a per-example gradient estimator
+	// and adds explicit isotropic N(0, σ0²C²) noise to the clipped sum (a Gaussian release
+	// accounted like DP-SGD); otherwise the paper's mechanism: the estimator's own noise plus
+	// the eigen-direction top-up (§2.6), declared as sampled-with-rejection-gaussian.
+	Certified bool
+	// AllLayers injects noise at every layer at once (K forward passes per step instead of K
+	// per layer); Algorithm 1 perturbs one layer at a time.
+	AllLayers bool
+	// Rule is the update rule applied to the privatised gradient (post-processing); nil: SGD.
+	Rule UpdateRule
+	// Schedule gives the learning rate of each step.
+	Schedule Schedule
+}
+
+// DPULR is differentially private forward learning by unified likelihood ratios (Feng et al.,
+// seed-002): per layer l, noise z ~ N(0, σ_l²I) on the pre-activation output, K noisy forward
+// passes, and the per-example estimate g_l(d) = Ã_dᵀ S_d with S_d = (1/(Kσ_l²)) Σ_k Loss_k z_k
+// (Eq. 4 averaged over K copies; dense: s_d ã_dᵀ, conv: S_d P̃_d); the estimates are clipped to C
+// jointly over all layers (reading §6 A3), summed, privatised and divided by the constant N_B
+// (§6 A6), then the update rule runs. σ_l comes from the privacy controller (Eq. 7,
+// ControlULRLayer).
+type DPULR struct {
+	cfg   DPULRConfig
+	noise *Noise
+	grad  []float32
+	k     int
+}
+
+// NewDPULR returns a DP-ULR optimizer drawing all its randomness from noise.
+func NewDPULR(cfg DPULRConfig, noise *Noise) (*DPULR, error) {
+	if noise == nil {
+		return nil, errors.New("optim: DP-ULR needs a noise source: use NewNoise()")
+	}
+	if !(cfg.NoiseMultiplier > 0) || math.IsInf(cfg.NoiseMultiplier, 0) || !(cfg.ClipNorm > 0) || math.IsInf(cfg.ClipNorm, 0) {
+		return nil, fmt.Errorf("optim: DP-ULR needs noise_multiplier σ0 > 0 and a finite clip_norm > 0, got %v and %v", cfg.NoiseMultiplier, cfg.ClipNorm)
+	}
+	if cfg.Copies < 1 {
+		return nil, fmt.Errorf("optim: DP-ULR needs copies K ≥ 1, got %d", cfg.Copies)
+	}
+	if cfg.Schedule == nil {
+		return nil, errors.New("optim: DP-ULR needs a learning-rate schedule")
+	}
+	if cfg.Rule == nil {
+		cfg.Rule = &SGD{}
+	}
+	return &DPULR{cfg: cfg, noise: noise}, nil
+}
+
+// UpdateRule returns the name of the configured update rule.
+func (o *DPULR) UpdateRule() string { return o.cfg.Rule.Name() }
+
+// Stateful reports whether the update rule carries state across steps.
+func (o *DPULR) Stateful() bool { return o.cfg.Rule.Stateful() }
+
+// Steps returns the number of steps taken.
+func (o *DPULR) Steps() int { return o.k }
+
+// Declare implements Declarer.
+func (o *DPULR) Declare(info BatchInfo) ([]accounting.Step, error) { return o.DeclareStep(o.k, info) }
+
+// DeclareStep implements StepDeclarer.
+func (o *DPULR) DeclareStep(k int, info BatchInfo) ([]accounting.Step, error) {
+	p, err := o.plan(info, declaredBatch(info))
+	if err != nil {
+		return nil, err
+	}
+	lr := o.cfg.Schedule.StepSize(k)
+	if err := checkStepSize(lr, k); err != nil {
+		return nil, err
+	}
+	return []accounting.Step{o.record(p, lr)}, nil
+}
+
+// plan accepts Poisson sampling with rejection only: Theorem 3.6 and the N_B normaliser need it.
+func (o *DPULR) plan(info BatchInfo, b Batch) (batchPlan, error) {
+	if info.Sampling != accounting.PoissonWithRejection {
+		return batchPlan{}, fmt.Errorf("optim: DP-ULR needs optimizer.sampling: poisson-with-rejection with optimizer.min_batch_size (seed-002 Theorem 3.6), got %s", info.Sampling)
+	}
+	return plan(info, b)
+}
+
+// record declares one step: sensitivity C, noise std σ0·C in every direction of the sum.
+func (o *DPULR) record(p batchPlan, lr float64) accounting.Step {
+	c := o.cfg.ClipNorm
+	rec := p.record(c, o.cfg.NoiseMultiplier*c, lr)
+	if !o.cfg.Certified {
+		rec.Mechanism = accounting.SampledWithRejectionGaussian
+	}
+	return rec
+}
+
+// Step takes one DP-ULR step. m must be a ForwardOracle.
+func (o *DPULR) Step(m GradientOracle, b Batch, info BatchInfo) (Result, error) {
+	fo, ok := m.(ForwardOracle)
+	if !ok {
+		return Result{}, errors.New("optim: DP-ULR needs a model with forward-only access (models.Network)")
+	}
+	p, err := o.plan(info, b)
+	if err != nil {
+		return Result{}, err
+	}
+	lr := o.cfg.Schedule.StepSize(o.k)
+	if err := checkStepSize(lr, o.k); err != nil {
+		return Result{}, err
+	}
+	params := fo.Params()
+	if l := ruleStateLen(o.cfg.Rule); l >= 0 && l != len(params) {
+		return Result{}, fmt.Errorf("optim: the %s update rule's state has length %d but the model has %d parameters: the checkpoint was written for another model", o.cfg.Rule.Name(), l, len(params))
+	}
+	o.grad = resize(o.grad, len(params))
+	st, err := o.privateSum(fo, b)
+	if err != nil {
+		return Result{}, fmt.Errorf("optim: DP-ULR step %d: %w", o.k+1, err)
+	}
+	if o.cfg.Certified {
+		o.noise.AddGaussian(o.grad, o.cfg.NoiseMultiplier*o.cfg.ClipNorm)
+	}
+	// Divide by the constant N_B, never the realised batch size (reading §6 A6).
+	if err := scaleFinite(o.grad, 1/float64(info.MinBatchSize)); err != nil {
+		return Result{}, fmt.Errorf("optim: DP-ULR step %d: %w", o.k+1, err)
+	}
+	o.cfg.Rule.Apply(params, o.grad, lr)
+	o.k++
+	return Result{Records: []accounting.Step{o.record(p, lr)}, Stats: st, StepSize: lr}, nil
+}
+
+// ulrLayer is one layer's state within a step.
+type ulrLayer struct {
+	info  models.LinearLayer
+	ctl   ULRLayerNoise
+	s     []float32 // S: (N·Rows)×Out, the likelihood-ratio output gradients
+	width int       // In (+1 with a bias): the augmented input ã
+}
+
+// privateSum writes into o.grad the jointly clipped sum of the likelihood-ratio estimates, plus
+// the top-up noise in paper mode.
+func (o *DPULR) privateSum(m ForwardOracle, b Batch) (Stats, error) {
+	var st Stats
+	if b.N == 0 {
+		return st, nil
+	}
+	tr, err := m.Trace(b)
+	if err != nil {
+		return st, err
+	}
+	for _, l := range tr.Loss {
+		st.Loss += l
+	}
+	st.N = b.N
+	lin := m.LinearLayers()
+	layers := make([]ulrLayer, len(lin))
+	for i, l := range lin {
+		g := l.Geometry
+		w := g.In
+		if g.Bias {
+			w++
+		}
+		rows := b.N * g.Rows
+		a := mat.NewDense(rows, w, nil)
+		l0 := make([]float64, rows)
+		for r := 0; r < rows; r++ {
+			row := a.RawRowView(r)
+			for j, v := range tr.Inputs[i][r*g.In : (r+1)*g.In] {
+				row[j] = float64(v)
+			}
+			if g.Bias {
+				row[g.In] = 1
+			}
+			l0[r] = tr.Loss[r/g.Rows]
+		}
+		ctl, err := ControlULRLayer(a, l0, ULRControl{Copies: o.cfg.Copies, ClipNorm: o.cfg.ClipNorm,
+			NoiseMultiplier: o.cfg.NoiseMultiplier, SigmaFloor: o.cfg.SigmaFloor, SigmaCap: o.cfg.SigmaCap})
+		if err != nil {
+			return st, fmt.Errorf("layer %s: %w", l.Name, err)
+		}
+		layers[i] = ulrLayer{info: l, ctl: ctl, s: make([]float32, rows*g.Out), width: w}
+	}
+	if err := o.estimate(m, b, layers); err != nil {
+		return st, err
+	}
+	// Joint clipping over all layers (reading §6 A3) with the shared ghost-clipping kernels.
+	sq := make([]float64, b.N)
+	var buf []float32
+	for i, l := range layers {
+		if buf, err = models.SquaredNorms(sq, tr.Inputs[i], l.s, l.info.Geometry, buf); err != nil {
+			return st, err
+		}
+	}
+	scale := make([]float32, b.N)
+	for d, v := range sq {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return st, fmt.Errorf("example %d's likelihood-ratio estimate has a non-finite norm: lower the learning rate or raise optimizer.dp_ulr.sigma_floor", d)
+		}
+		n := math.Sqrt(v)
+		scale[d] = float32(math.Min(1, o.cfg.ClipNorm/n))
+		if n > o.cfg.ClipNorm {
+			st.Clipped++
+		}
+	}
+	for i, l := range layers {
+		var gb []float32
+		if l.info.Bias >= 0 {
+			gb = o.grad[l.info.Bias : l.info.Bias+l.info.Geometry.Out]
+		}
+		g := l.info.Geometry
+		if buf, err = models.ScaledSum(o.grad[l.info.Weight:l.info.Weight+g.In*g.Out], gb, tr.Inputs[i], l.s, scale, g, buf); err != nil {
+			return st, err
+		}
+		if !o.cfg.Certified {
+			o.addTopUp(l)
+		}
+	}
+	return st, nil
+}
+
+// estimate fills every layer's S = (1/(Kσ_l²)) Σ_k Loss_k z_k (Eq. 4 averaged over K copies).
+func (o *DPULR) estimate(m ForwardOracle, b Batch, layers []ulrLayer) error {
+	noise := make([][]float32, len(layers))
+	loss := make([]float64, b.N)
+	pass := func(active []int) error {
+		for _, i := range active {
+			clear(noise[i])
+			o.noise.AddGaussian(noise[i], layers[i].ctl.Sigma)
+		}
+		if err := m.PerturbedLosses(b, noise, loss); err != nil {
+			return err
+		}
+		for _, i := range active {
+			l := &layers[i]
+			per := l.info.Geometry.Rows * l.info.Geometry.Out
+			c := 1 / (float64(o.cfg.Copies) * l.ctl.Sigma * l.ctl.Sigma)
+			for d := 0; d < b.N; d++ {
+				f := float32(c * loss[d])
+				z, s := noise[i][d*per:(d+1)*per], l.s[d*per:(d+1)*per]
+				for j, v := range z {
+					s[j] += f * v
+				}
+			}
+		}
+		return nil
+	}
+	if o.cfg.AllLayers {
+		all := make([]int, len(layers))
+		for i := range layers {
+			all[i] = i
+			noise[i] = make([]float32, len(layers[i].s))
+		}
+		for range o.cfg.Copies {
+			if err := pass(all); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for i := range layers {
+		noise[i] = make([]float32, len(layers[i].s))
+		for range o.cfg.Copies {
+			if err := pass([]int{i}); err != nil {
+				return err
+			}
+		}
+		noise[i] = nil
+	}
+	return nil
+}
+
+// addTopUp adds the layer's eigen-direction remediation noise (§2.6, an Out×width matrix on
+// Θᵀ = [W; b]ᵀ) to the weight (In×Out) and bias parts of o.grad.
+func (o *DPULR) addTopUp(l ulrLayer) {
+	g := l.info.Geometry
+	e := l.ctl.TopUp(g.Out, o.noise.Rand())
+	for c := 0; c < g.Out; c++ {
+		for r := 0; r < g.In; r++ {
+			o.grad[l.info.Weight+r*g.Out+c] += float32(e.At(c, r))
+		}
+		if g.Bias {
+			o.grad[l.info.Bias+c] += float32(e.At(c, g.In))
+		}
+	}
+}
+
+// State implements Checkpointer: "steps" and the update rule's state, as DP-SGD.
+func (o *DPULR) State() (map[string][]float32, map[string]float64) {
+	vecs, sc := map[string][]float32{}, map[string]float64{stateSteps: float64(o.k)}
+	ruleState(o.cfg.Rule, vecs, sc)
+	return vecs, sc
+}
+
+// Restore implements Checkpointer.
+func (o *DPULR) Restore(vecs map[string][]float32, sc map[string]float64) error {
+	k, err := restoreRuleSteps("DP-ULR with update rule "+o.cfg.Rule.Name(), o.cfg.Rule, vecs, sc)
+	if err != nil {
+		return err
+	}
+	o.k = k
+	return nil
+}
