@@ -10,7 +10,7 @@ import (
 )
 
 // The algorithms dptrain ships, one registration each (see Algorithm). Their mathematics is in
-// optim: dpsgd.go, dpsgld.go, modelmix.go.
+// optim: dpsgd.go, dpsgld.go, modelmix.go, dpulr.go.
 
 // Algorithm names accepted in optimizer.algorithm.
 const (
@@ -230,6 +230,73 @@ func modelMixAlgorithm() Algorithm {
 		},
 		Compare: func(_ *Config, section any, run accounting.Run, step accounting.Step) (accounting.Run, accounting.Step, error) {
 			step.LinfParts = section.(*ModelMixSection).LinfParts
+			return run, step, nil
+		},
+	}
+}
+
+// AlgorithmDPULR is DP-ULR's optimizer.algorithm name.
+const AlgorithmDPULR = "dp-ulr"
+
+// DPULRSection is optimizer.dp_ulr: DP-ULR's constants (seed-002).
+type DPULRSection struct {
+	// Mode is "paper" (Algorithm 1 with the eigen-direction top-up, labelled paper) or
+	// "certified" (the likelihood-ratio estimate clipped, plus explicit N(0, σ0²C²) noise).
+	Mode string `yaml:"mode"`
+	// Copies is K, noisy forward copies per example and layer.
+	Copies int `yaml:"copies"`
+	// AllLayers perturbs every layer at once (K passes per step) instead of one at a time.
+	AllLayers bool `yaml:"all_layers"`
+	// SigmaFloor and SigmaCap clamp the injected noise σ_l (reading §6 A5); cap 0: none.
+	SigmaFloor float64 `yaml:"sigma_floor"`
+	SigmaCap   float64 `yaml:"sigma_cap"`
+}
+
+// dpulrAlgorithm is DP-ULR (seed-002; optim.DPULR): forward-only likelihood-ratio gradients on
+// Poisson batches with rejection, accounted by the Sampled-with-Rejection Gaussian bound.
+func dpulrAlgorithm() Algorithm {
+	return Algorithm{
+		Name: AlgorithmDPULR, Private: true, ClipNorm: true,
+		Sampling: []string{"poisson-with-rejection"}, SamplingReason: "seed-002 Theorem 3.6 covers Poisson batches resampled below min_batch_size",
+		Accountants:    []string{"ulr"},
+		PostProcessing: updateKeys,
+		Section:        "dp_ulr", NewSection: func() any { return &DPULRSection{Mode: "paper", Copies: 1, SigmaFloor: 0.01} },
+		Validate: func(c *Config, section any) []error {
+			s := section.(*DPULRSection)
+			var errs []error
+			if s.Mode != "paper" && s.Mode != "certified" {
+				errs = append(errs, fmt.Errorf("optimizer.dp_ulr.mode = %q: want paper or certified", s.Mode))
+			}
+			if s.Copies < 1 {
+				errs = append(errs, fmt.Errorf("optimizer.dp_ulr.copies = %d: K must be at least 1", s.Copies))
+			}
+			if err := positive("optimizer.dp_ulr.sigma_floor", s.SigmaFloor); err != nil {
+				errs = append(errs, err)
+			}
+			if s.SigmaCap != 0 && !(s.SigmaCap >= s.SigmaFloor) {
+				errs = append(errs, fmt.Errorf("optimizer.dp_ulr.sigma_cap = %v: 0 (none) or at least sigma_floor = %v", s.SigmaCap, s.SigmaFloor))
+			}
+			return errs
+		},
+		Prepare: func(e Env) (Plan, error) {
+			s, o := e.Section.(*DPULRSection), e.Config.Optimizer
+			return Plan{
+				Run: clipNormRun(e),
+				NewOptimizer: func(sigma float64, noise *optim.Noise) (optim.Optimizer, error) {
+					rule, err := updateRule(o)
+					if err != nil {
+						return nil, err
+					}
+					return optim.NewDPULR(optim.DPULRConfig{Copies: s.Copies, NoiseMultiplier: sigma, ClipNorm: o.ClipNorm,
+						SigmaFloor: s.SigmaFloor, SigmaCap: s.SigmaCap, Certified: s.Mode == "certified", AllLayers: s.AllLayers,
+						Rule: rule, Schedule: e.Schedule}, noise)
+				},
+			}, nil
+		},
+		Compare: func(_ *Config, section any, run accounting.Run, step accounting.Step) (accounting.Run, accounting.Step, error) {
+			if section.(*DPULRSection).Mode == "paper" {
+				step.Mechanism = accounting.SampledWithRejectionGaussian
+			}
 			return run, step, nil
 		},
 	}
