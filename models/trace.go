@@ -113,12 +113,9 @@ func (nw *Network) PerturbedLosses(b Batch, noise [][]float32, loss []float64) e
 // forwardChunk runs the chunk of b at start in mode md and writes its examples' losses into
 // loss[start:].
 func (nw *Network) forwardChunk(b Batch, start int, md mode, loss []float64) (*tape, int, error) {
-	m := min(nw.res.chunk, b.N-start)
-	t, err := nw.tape(nw.bucket(m), md)
+	var s Stats
+	t, m, err := nw.pass(b, start, md, &s, nil)
 	if err != nil {
-		return nil, 0, err
-	}
-	if err := nw.run(t, b, start, m); err != nil {
 		return nil, 0, err
 	}
 	c := nw.res.classes

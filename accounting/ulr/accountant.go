@@ -2,7 +2,9 @@ package ulr
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/accounting/rdp"
@@ -173,10 +175,6 @@ func (a *Accountant) Epsilon(delta float64) (accounting.Guarantee, error) {
 // Clone implements accounting.Accountant.
 func (a *Accountant) Clone() accounting.Accountant {
 	c := *a
-	c.rdp = append([]float64(nil), a.rdp...)
-	c.cache = make(map[mechanism][]float64, len(a.cache))
-	for k, v := range a.cache {
-		c.cache[k] = v
-	}
+	c.rdp, c.cache = slices.Clone(a.rdp), maps.Clone(a.cache)
 	return &c
 }
