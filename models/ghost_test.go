@@ -54,6 +54,10 @@ var tinySpecs = []struct {
 		{Type: "conv2d", Out: 4, Kernel: 3, Padding: 1, NoBias: true}, {Type: "groupnorm", Groups: 2}, {Type: "relu"},
 		{Type: "resblock", Out: 4, Groups: 2}, {Type: "resblock", Out: 6, Stride: 2, Groups: 3},
 		{Type: "globalavgpool"}, {Type: "dense", Out: 3}}}},
+	{"identity-skip", Spec{Kind: "cnn", Input: []int{2, 6, 6}, Classes: 3, Layers: []LayerSpec{
+		{Type: "conv2d", Out: 3, Kernel: 3, Padding: 1}, {Type: "relu"}, {Type: "save"},
+		{Type: "conv2d", Out: 3, Kernel: 3, Padding: 1}, {Type: "add"}, {Type: "relu"},
+		{Type: "maxpool", Kernel: 2}, {Type: "flatten"}, {Type: "dense", Out: 3}}}},
 }
 
 // TestClippedGradSumMatchesReference compares the ghost-clipping norms and clipped sums, and

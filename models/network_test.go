@@ -25,6 +25,10 @@ func TestSpecErrors(t *testing.T) {
 		{"groups", Spec{Kind: "cnn", Input: []int{3, 4, 4}, Classes: 2, Layers: []LayerSpec{{Type: "groupnorm", Groups: 2}, {Type: "dense", Out: 2}}}, "do not divide"},
 		{"kernel too big", Spec{Kind: "cnn", Input: []int{1, 4, 4}, Classes: 2, Layers: []LayerSpec{{Type: "conv2d", Out: 2, Kernel: 5}, {Type: "dense", Out: 2}}}, "larger than"},
 		{"batchnorm", Spec{Kind: "cnn", Input: []int{1, 4, 4}, Classes: 2, Layers: []LayerSpec{{Type: "batchnorm"}, {Type: "dense", Out: 2}}}, "unknown type"},
+		{"add without save", Spec{Kind: "cnn", Input: []int{1, 4, 4}, Classes: 2, Layers: []LayerSpec{{Type: "add"}, {Type: "dense", Out: 2}}}, "no saved tensor"},
+		{"save without add", Spec{Kind: "cnn", Input: []int{1, 4, 4}, Classes: 2, Layers: []LayerSpec{{Type: "save"}, {Type: "dense", Out: 2}}}, "no matching add"},
+		{"skip shapes differ", Spec{Kind: "cnn", Input: []int{1, 4, 4}, Classes: 2, Layers: []LayerSpec{{Type: "save"},
+			{Type: "conv2d", Out: 2, Kernel: 3, Padding: 1}, {Type: "add"}, {Type: "dense", Out: 2}}}, "equal shapes"},
 		{"conv on vector", Spec{Kind: "cnn", Input: []int{16}, Classes: 2, Layers: []LayerSpec{{Type: "conv2d", Out: 2, Kernel: 1}, {Type: "dense", Out: 2}}}, "C×H×W"},
 	} {
 		_, err := New(tc.spec, rand.New(rand.NewPCG(1, 1)))

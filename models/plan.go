@@ -1,6 +1,9 @@
 package models
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // opKind is one step of a network's forward computation.
 type opKind int
@@ -80,6 +83,7 @@ func prod(s []int) int {
 func makePlan(r resolved) (*plan, error) {
 	p := &plan{}
 	cur := append([]int(nil), r.input...)
+	var saved [][]int // shapes pushed by save layers (identity skips)
 	lastW := -1
 	param := func(name string, shape []int, bias bool) int {
 		off := p.nparam
@@ -173,6 +177,18 @@ func makePlan(r resolved) (*plan, error) {
 				p.layers[lastW].he = true
 			}
 			p.ops = append(p.ops, op{kind: opAct, act: ls.Type, out: cur})
+		case "save":
+			saved = append(saved, slices.Clone(cur))
+			p.ops = append(p.ops, op{kind: opSave, out: cur})
+		case "add":
+			if len(saved) == 0 {
+				return nil, fmt.Errorf("models: layer %d (add) has no saved tensor: put a save layer before it", i)
+			}
+			if in := saved[len(saved)-1]; !slices.Equal(in, cur) {
+				return nil, fmt.Errorf("models: layer %d (add) adds the saved shape %v to %v: an identity skip needs equal shapes", i, in, cur)
+			}
+			saved = saved[:len(saved)-1]
+			p.ops = append(p.ops, op{kind: opAddSave, proj: -1, projGN: -1, out: cur})
 		case "globalavgpool":
 			if len(cur) != 3 {
 				return nil, fmt.Errorf("models: layer %d (globalavgpool) needs a C×H×W input, got %v", i, cur)
@@ -224,6 +240,9 @@ func makePlan(r resolved) (*plan, error) {
 		if prod(cur) <= 0 {
 			return nil, fmt.Errorf("models: layer %d (%s) produces an empty output %v", i, ls.Type, cur)
 		}
+	}
+	if len(saved) > 0 {
+		return nil, fmt.Errorf("models: %d save layers have no matching add layer", len(saved))
 	}
 	if len(cur) != 1 || cur[0] != r.classes {
 		return nil, fmt.Errorf("models: the network's output has shape %v, want [%d]", cur, r.classes)

@@ -223,7 +223,7 @@ func (s Spec) resolve() (resolved, error) {
 			if l.Stride == 0 {
 				l.Stride = 1
 			}
-		case "flatten", "relu", "tanh", "gelu", "globalavgpool":
+		case "flatten", "relu", "tanh", "gelu", "globalavgpool", "save", "add":
 		default:
 			return resolved{}, fmt.Errorf("models: layer %d has unknown type %q", i, l.Type)
 		}
