@@ -237,7 +237,7 @@ func (nw *Network) build(n int, m mode) (*tape, error) {
 		// zeros for padding rows, so padding contributes exactly zero loss and gradient.
 		t.t = make([]float32, n*nw.res.classes)
 		tn := inputNode(g, "targets", t.t, n, nw.res.classes)
-		logp, err := G.LogSoftMax(h)
+		logp, err := logSoftmax(h)
 		if err != nil {
 			return nil, fmt.Errorf("models: loss: %w", err)
 		}

@@ -335,12 +335,15 @@ func (nw *Network) ClippedGradSum(b Batch, clip float64, grad []float32, norms [
 			}
 			for i, v := range sq {
 				norm := math.Sqrt(v)
+				if err := finiteNorm(norm, start+i); err != nil {
+					return Stats{}, err
+				}
 				if norms != nil {
 					norms[start+i] = norm
 				}
 				if norm > clip {
 					s.Clipped++
-					scale[i] = float32(clip / norm)
+					scale[i] = clipFactor(clip, norm)
 				}
 			}
 		}
@@ -373,6 +376,9 @@ func (nw *Network) PerSampleGradSum(b Batch, f func(i int, g []float32), grad []
 		}
 		for i := 0; i < m; i++ {
 			nw.sampleGrad(t, i, g)
+			if err := finiteNorm(math.Sqrt(sumSq(g)), start+i); err != nil {
+				return Stats{}, err
+			}
 			if f != nil {
 				f(start+i, g)
 			}
