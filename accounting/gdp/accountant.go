@@ -67,12 +67,39 @@ func (a *Accountant) Compose(s accounting.Step) error {
 	return nil
 }
 
-// Delta is δ(ε) of μ-GDP (Dong, Roth & Su, Corollary 2.13).
+// Delta is δ(ε) of μ-GDP (Dong, Roth & Su, Corollary 2.13),
+//
+//	δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2),
+//
+// evaluated in log space (see logDelta) so that it stays exact where e^ε overflows (ε > 709).
 func Delta(mu, eps float64) float64 {
 	if mu == 0 {
 		return 0
 	}
-	return normCDF(-eps/mu+mu/2) - math.Exp(eps)*normCDF(-eps/mu-mu/2)
+	return math.Exp(logDelta(mu, eps))
+}
+
+// logDelta is log δ(ε) = log Φ(a) + log(1 − exp(ε + log Φ(b) − log Φ(a))) with a = −ε/μ + μ/2,
+// b = −ε/μ − μ/2; −Inf where δ(ε) = 0.
+func logDelta(mu, eps float64) float64 {
+	la, lb := logNormCDF(-eps/mu+mu/2), logNormCDF(-eps/mu-mu/2)
+	r := eps + lb - la
+	if r >= 0 {
+		return math.Inf(-1)
+	}
+	return la + math.Log(-math.Expm1(r))
+}
+
+// logNormCDF is log Φ(x): directly for x > −30, else by the asymptotic series of Mills' ratio,
+// Φ(x) = φ(x)/(−x)·(1 − 1/x² + 3/x⁴ − 15/x⁶ + 105/x⁸ − …), whose truncation error at x = −30 is
+// below 10⁻¹² relative.
+func logNormCDF(x float64) float64 {
+	if x > -30 {
+		return math.Log(normCDF(x))
+	}
+	x2 := 1 / (x * x)
+	series := 1 - x2*(1-x2*(3-x2*(15-x2*105)))
+	return -x*x/2 - 0.5*math.Log(2*math.Pi) - math.Log(-x) + math.Log(series)
 }
 
 // EpsilonOf is the smallest ε ≥ 0 with Delta(mu, ε) ≤ delta, found by bisection to a relative
@@ -84,16 +111,17 @@ func EpsilonOf(mu, delta float64) (float64, error) {
 	if mu == 0 || Delta(mu, 0) <= delta {
 		return 0, nil
 	}
+	ld := math.Log(delta)
 	lo, hi := 0.0, 1.0
-	for Delta(mu, hi) > delta {
+	for logDelta(mu, hi) > ld {
 		lo, hi = hi, 2*hi
 		if hi > 1e6 {
-			return 0, fmt.Errorf("gdp: no finite ε for μ = %v at δ = %v", mu, delta)
+			return math.Inf(1), fmt.Errorf("gdp: no ε below 10⁶ for μ = %v at δ = %v; raise the noise multiplier", mu, delta)
 		}
 	}
 	for hi-lo > 1e-12*hi {
 		mid := (lo + hi) / 2
-		if Delta(mu, mid) > delta {
+		if logDelta(mu, mid) > ld {
 			lo = mid
 		} else {
 			hi = mid

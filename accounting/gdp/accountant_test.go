@@ -51,3 +51,38 @@ func TestRefuses(t *testing.T) {
 		t.Error("shuffled accepted")
 	}
 }
+
+// TestLargeEpsilonInLogSpace: a full-batch run with little noise has ε far above 709, where e^ε
+// overflows; the old linear-space δ(ε) saturated ε at 709.44 for every such μ.
+func TestLargeEpsilonInLogSpace(t *testing.T) {
+	const delta = 1e-5
+	prev := 0.0
+	for _, mu := range []float64{30, 40, 41, 60, 100} {
+		eps, err := EpsilonOf(mu, delta)
+		if err != nil {
+			t.Fatalf("μ = %v: %v", mu, err)
+		}
+		if eps <= prev {
+			t.Errorf("μ = %v: ε = %v not above ε = %v of the previous μ", mu, eps, prev)
+		}
+		if ld := logDelta(mu, eps); ld > math.Log(delta) || logDelta(mu, eps*(1-1e-9)) <= math.Log(delta) {
+			t.Errorf("μ = %v: ε = %v does not solve δ(ε) = %v from above (log δ(ε) = %v)", mu, eps, delta, ld)
+		}
+		prev = eps
+	}
+	if prev < 709.44 {
+		t.Errorf("ε(μ = 100) = %v, want above the old saturation 709.44", prev)
+	}
+}
+
+func TestLogNormCDFBranchesAgree(t *testing.T) {
+	lo, hi := logNormCDF(-30-1e-9), logNormCDF(-30+1e-9)
+	if math.Abs(lo-hi) > 1e-8*math.Abs(hi) {
+		t.Errorf("log Φ around −30: series %v, direct %v", lo, hi)
+	}
+	for _, x := range []float64{-5, 0, 3} {
+		if got, want := logNormCDF(x), math.Log(normCDF(x)); got != want {
+			t.Errorf("logNormCDF(%v) = %v, want %v", x, got, want)
+		}
+	}
+}
