@@ -15,7 +15,7 @@ import (
 //	ε = rdp(α) + log((α−1)/α) − (log δ + log α)/(α − 1),
 //
 // tighter than the classic ε = rdp(α) + log(1/δ)/(α − 1) of Mironov (2017), Proposition 3.
-// Orders whose RDP is +Inf are skipped; ε is clamped below at 0.
+// Orders whose RDP is +Inf are skipped; ε is rounded up (RoundUp) and clamped below at 0.
 func RDPToEpsilon(orders, rdp []float64, delta float64) (eps, order float64, err error) {
 	if len(orders) != len(rdp) {
 		return 0, 0, fmt.Errorf("accounting: %d orders but %d RDP values", len(orders), len(rdp))
@@ -44,7 +44,7 @@ func RDPToEpsilon(orders, rdp []float64, delta float64) (eps, order float64, err
 	if math.IsInf(eps, 1) {
 		return 0, 0, errors.New("accounting: RDP is infinite at every order: no finite ε; add noise or use fewer steps")
 	}
-	return math.Max(eps, 0), order, nil
+	return math.Max(RoundUp(eps), 0), order, nil
 }
 
 // RDPToEpsilonClassic is Mironov (2017), Proposition 3: ε = min over α of rdp(α) + log(1/δ)/(α−1).
@@ -68,5 +68,5 @@ func RDPToEpsilonClassic(orders, rdp []float64, delta float64) (eps, order float
 	if math.IsInf(eps, 1) {
 		return 0, 0, errors.New("accounting: RDP is infinite at every order: no finite ε")
 	}
-	return eps, order, nil
+	return RoundUp(eps), order, nil
 }

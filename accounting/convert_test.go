@@ -28,7 +28,8 @@ func TestRDPToEpsilonGaussian(t *testing.T) {
 	}
 	// Independent check: evaluate the formula directly at the returned order.
 	want := T*order/(2*sigma*sigma) + math.Log((order-1)/order) - (math.Log(delta)+math.Log(order))/(order-1)
-	if math.Abs(eps-want) > 1e-12 {
+	// The returned ε is rounded up: at or above the formula, by at most a relative 1e-11.
+	if eps < want || eps-want > 1e-11*want {
 		t.Errorf("ε = %v, formula at α=%v gives %v", eps, order, want)
 	}
 }
@@ -51,5 +52,16 @@ func TestRDPToEpsilonErrors(t *testing.T) {
 		if _, _, err := RDPToEpsilon(tt.orders, tt.rdp, tt.delta); err == nil {
 			t.Errorf("%s: want an error", tt.name)
 		}
+	}
+}
+
+func TestRoundUp(t *testing.T) {
+	for _, x := range []float64{-3, -1e-300, 0, 1e-300, 0.5, 2.597, 1e300} {
+		if got := RoundUp(x); !(got > x) || got-x > 1e-11*math.Abs(x)+1e-300 {
+			t.Errorf("RoundUp(%v) = %v, want just above", x, got)
+		}
+	}
+	if !math.IsInf(RoundUp(math.Inf(1)), 1) {
+		t.Error("RoundUp(+Inf) is not +Inf")
 	}
 }

@@ -8,15 +8,8 @@ import (
 	"github.com/dptrain/dptrain/accounting"
 )
 
-// roundUp moves x up by a relative 1e-12 and a few ulps, against the roundings of the bound's
-// computation (the privacy contract: never under-report).
-func roundUp(x float64) float64 {
-	x *= 1 + 1e-12
-	for range 4 {
-		x = math.Nextafter(x, math.Inf(1))
-	}
-	return x
-}
+// roundUp is accounting.RoundUp, against the roundings of the bound's computation.
+func roundUp(x float64) float64 { return accounting.RoundUp(x) }
 
 // linearToEpsilon converts the RDP curve ε(α) = ρ·α of the full-batch and cyclic bounds
 // (reading §5.1: linear in α) to (ε, δ) with accounting.RDPToEpsilon on a grid of orders

@@ -3,6 +3,8 @@ package rdp
 import (
 	"fmt"
 	"math"
+
+	"github.com/dptrain/dptrain/accounting"
 )
 
 // maxFracTerms bounds the series of logAFrac. When it is reached before the terms are
@@ -35,8 +37,9 @@ func SampledGaussian(q, sigma, alpha float64) (float64, error) {
 	if math.IsNaN(logA) {
 		return 0, fmt.Errorf("rdp: numerical failure at order %v (q = %v, σ = %v)", alpha, q, sigma)
 	}
-	// A_α ≥ 1 mathematically (Rényi divergences are non-negative); clamp rounding below 0.
-	return math.Max(logA, 0) / (alpha - 1), nil
+	// A_α ≥ 1 mathematically (Rényi divergences are non-negative); clamp rounding below 0,
+	// and round the result up (the fractional series is also truncated: see logAFrac).
+	return accounting.RoundUp(math.Max(logA, 0) / (alpha - 1)), nil
 }
 
 // logAInt is log A_α for integer α (Mironov, Talwar & Zhang 2019, Section 3.3):
@@ -97,7 +100,10 @@ func logAFrac(q, sigma, alpha float64) float64 {
 		}
 		total := logSub(pos, neg)
 		if k > int(alpha)+1 && s0 < last0 && s1 < last1 && math.Max(s0, s1) < total-30 {
-			return total
+			// The omitted tail is allowed for as 2·e^{−30} of the total (decreasing terms
+			// below e^{−30} of it; an allowance against truncation, rounded up again by the
+			// caller, not a proven bound).
+			return total + 2*math.Exp(-30)
 		}
 		last0, last1 = s0, s1
 	}
