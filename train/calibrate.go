@@ -51,6 +51,13 @@ func (t *Trainer) calibrate() (float64, error) {
 		}
 	}
 	run := t.declaredRun(probe)
+	if len(records) > 0 {
+		stop, err := resolveStop(cfg.Privacy, probeAccountants(cfg.Privacy.Accountants, run, records[:1], cfg.Privacy.Delta))
+		if err != nil {
+			return 0, err
+		}
+		cfg.Privacy.StopAccountant = stop
+	}
 	newAcct := func() (accounting.Accountant, error) { return modes.New(cfg.Privacy.StopAccountant, run) }
 	sigma, _, err := accounting.CalibrateRecords(newAcct, records, cfg.Privacy.TargetEpsilon, cfg.Privacy.Delta)
 	if err != nil {

@@ -146,8 +146,16 @@ type PrivacyConfig struct {
 	// Accountants lists the modes reported live after every step.
 	Accountants []string `yaml:"accountants"`
 	// StopAccountant is the mode whose ε governs stopping and calibration (default: the first
-	// of Accountants).
+	// certified accountant that covers the run, rdp before pld; see resolveStop). A paper or
+	// approximate accountant may govern only with StopOnUncertifiedBound.
 	StopAccountant string `yaml:"stop_accountant"`
+	// StopOnUncertifiedBound lets a paper or approximate accountant govern stopping and
+	// calibration; every report of the run then says the target was met under that bound,
+	// next to the certified ε of the same run.
+	StopOnUncertifiedBound bool `yaml:"stop_on_uncertified_bound"`
+	// AllowNoGuarantee lets a private run train although no configured accountant covers it
+	// (New fails otherwise); every ε of such a run is null with the accountant's reason.
+	AllowNoGuarantee bool `yaml:"allow_no_guarantee"`
 	// Release is what the run publishes: "final" (default: only the final model; the
 	// hidden-state accountants apply) or "all-iterates" (every intermediate model may be
 	// seen; only composition accountants apply). Checkpoints and training metrics are for the

@@ -3,6 +3,7 @@ package train
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/accounting/modes"
@@ -50,7 +51,7 @@ func (l *live) snapshot(delta float64) []ModeEpsilon {
 	for i, g := range gs {
 		out[i] = ModeEpsilon{Mode: l.Names()[i], Label: g.Label, Epsilon: g.Epsilon, Delta: delta, Order: g.Order}
 		if errs[i] != nil {
-			out[i].Epsilon, out[i].Order, out[i].Error = 0, 0, InUserTerms(errs[i].Error(), ConfigTerms)
+			out[i].Epsilon, out[i].Order, out[i].Label, out[i].Error = math.NaN(), 0, "", InUserTerms(errs[i].Error(), ConfigTerms)
 		}
 	}
 	return out

@@ -20,6 +20,9 @@ type Summary struct {
 	Delta           float64       `json:"delta,omitempty"`
 	TargetEpsilon   float64       `json:"target_epsilon,omitempty"`
 	Epsilon         []ModeEpsilon `json:"epsilon"`
+	// TargetBound is set when a paper or approximate accountant governed stopping and
+	// calibration: the target was met under that bound, next to the run's certified ε.
+	TargetBound string `json:"target_bound,omitempty"`
 	// StoppedEarly says why the run ended before its planned steps (for example the next
 	// step would have exceeded the target ε); empty when it ran to the end.
 	StoppedEarly string `json:"stopped_early,omitempty"`

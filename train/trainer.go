@@ -201,8 +201,8 @@ func (t *Trainer) buildOptimizer(sched optim.Schedule) error {
 	if !alg.Private {
 		t.sigma = 0
 	} else if o.NoiseMultiplier.Auto {
-		t.log.Infof("calibrating the noise multiplier to ε = %g (δ = %g) under %s over %d steps",
-			cfg.Privacy.TargetEpsilon, cfg.Privacy.Delta, cfg.Privacy.StopAccountant, t.total)
+		t.log.Infof("calibrating the noise multiplier to ε = %g (δ = %g) over %d steps",
+			cfg.Privacy.TargetEpsilon, cfg.Privacy.Delta, t.total)
 		sigma, err := t.calibrate()
 		if err != nil {
 			return err
@@ -220,8 +220,11 @@ func (t *Trainer) buildOptimizer(sched optim.Schedule) error {
 	if !alg.Private {
 		return nil
 	}
-	t.live, err = newLive(cfg.Privacy.Accountants, t.declaredRun(t.opt))
-	return err
+	run := t.declaredRun(t.opt)
+	if t.live, err = newLive(cfg.Privacy.Accountants, run); err != nil {
+		return err
+	}
+	return t.checkCoverage(run)
 }
 
 // declaredRun is the plan's run declaration completed by the trainer: what is released (from
@@ -405,6 +408,7 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	if t.live != nil {
 		sum.Delta, sum.TargetEpsilon = cfg.Privacy.Delta, cfg.Privacy.TargetEpsilon
 		sum.Epsilon = t.live.snapshot(cfg.Privacy.Delta)
+		sum.TargetBound = targetBound(cfg.Privacy, sum.Epsilon)
 	}
 	if err := data.WriteFileAtomic(filepath.Join(out, SummaryFile), func(w io.Writer) error {
 		enc := json.NewEncoder(w)

@@ -254,7 +254,8 @@ func killAndResume(t *testing.T, cfg *Config, reg *Algorithms, at int) (*Trainer
 func TestKilledAndResumedIsBitIdentical(t *testing.T) {
 	for _, scheme := range []string{"shuffled-once", "shuffled", "without-replacement", "poisson"} {
 		t.Run(scheme, func(t *testing.T) {
-			over := []string{"optimizer.sampling=" + scheme, "training.checkpoint_every=7", "training.steps=45"}
+			// No accountant covers the shuffled schemes for this non-convex run: opt in.
+			over := []string{"optimizer.sampling=" + scheme, "training.checkpoint_every=7", "training.steps=45", "privacy.allow_no_guarantee=true"}
 			cfg, err := ParseConfig([]byte(synthetic), append(over, "output.dir="+t.TempDir()))
 			if err != nil {
 				t.Fatal(err)
@@ -282,7 +283,7 @@ func TestPoissonWithRejectionEndToEnd(t *testing.T) {
 	var sizes []int
 	hook := HookFunc(func(s *StepInfo) error { sizes = append(sizes, s.BatchSize); return nil })
 	cfg, err := ParseConfig([]byte(synthetic), []string{"output.dir=" + t.TempDir(), "optimizer.sampling=poisson-with-rejection",
-		"optimizer.min_batch_size=235", "training.steps=20"})
+		"optimizer.min_batch_size=235", "training.steps=20", "privacy.allow_no_guarantee=true"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +303,7 @@ func TestPoissonWithRejectionEndToEnd(t *testing.T) {
 	if l := tr.live.Ledger(); len(l) != 1 || l[0] != want {
 		t.Errorf("ledger %+v, want %+v", l, want)
 	}
-	if e := sum.Epsilon[0]; e.Error == "" || e.Epsilon != 0 {
+	if e := sum.Epsilon[0]; e.Error == "" || !math.IsNaN(e.Epsilon) {
 		t.Errorf("rdp on a rejection-sampled run: %+v, want a refusal, not a number", e)
 	}
 
@@ -319,7 +320,7 @@ func TestPoissonWithRejectionEndToEnd(t *testing.T) {
 	}
 	auto, _ := ParseConfig([]byte(synthetic), []string{"output.dir=" + t.TempDir(), "optimizer.sampling=poisson-with-rejection",
 		"optimizer.min_batch_size=235", "optimizer.noise_multiplier=auto", "privacy.target_epsilon=2"})
-	if _, err := New(context.Background(), auto, Options{}); err == nil || !strings.Contains(err.Error(), "target_epsilon") {
+	if _, err := New(context.Background(), auto, Options{}); err == nil || !strings.Contains(err.Error(), "covers this run") {
 		t.Errorf("auto with an uncovered scheme: %v, want a refusal", err)
 	}
 }

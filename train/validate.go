@@ -52,9 +52,6 @@ func (r *Algorithms) setDefaults(c *Config) {
 	if p.Release == "" {
 		p.Release = "final"
 	}
-	if p.StopAccountant == "" && len(p.Accountants) > 0 {
-		p.StopAccountant = p.Accountants[0]
-	}
 	if c.Training.KeepCheckpoints == 0 {
 		c.Training.KeepCheckpoints = 2
 	}

@@ -143,6 +143,9 @@ func printSummary(cmd *cobra.Command, s *train.Summary, asJSON bool) error {
 			fmt.Fprintf(tw, "%s\t%.4f\t%g\t%s\n", e.Mode, e.Epsilon, e.Delta, e.Label)
 		}
 		tw.Flush()
+		if s.TargetBound != "" {
+			fmt.Fprintln(out, s.TargetBound)
+		}
 	} else {
 		fmt.Fprintln(out, "non-private run: no privacy guarantee")
 	}
