@@ -58,20 +58,13 @@ func TestClippingDecomposes(t *testing.T) {
 				if _, err := nw.ClippedGradSum(b, clip, got, nil); err != nil {
 					t.Fatalf("%s: %v", name("ghost"), err)
 				}
-				want := make([]float32, np)
 				one := make([]float32, np)
-				for i := 0; i < n; i++ {
+				want := make([]float32, np)
+				sumClipped(t, name("ghost"), n, clip, one, want, func(i int) error {
 					alone := Batch{X: b.X[i*d : (i+1)*d], Y: b.Y[i : i+1], N: 1}
-					if _, err := nw.ClippedGradSum(alone, clip, one, nil); err != nil {
-						t.Fatalf("%s: example %d alone: %v", name("ghost"), i, err)
-					}
-					if g := norm2(one); g > clip*(1+1e-6) {
-						t.Errorf("%s: example %d clipped norm %g > C = %g", name("ghost"), i, g, clip)
-					}
-					for k, v := range one {
-						want[k] += v
-					}
-				}
+					_, err := nw.ClippedGradSum(alone, clip, one, nil)
+					return err
+				})
 				if e := absErr(got, want); e > tol*n*clip {
 					t.Errorf("%s: ‖batch clipped sum − Σ individually clipped‖ = %g", name("ghost"), e)
 				}
@@ -79,19 +72,11 @@ func TestClippingDecomposes(t *testing.T) {
 				if _, err := nw.PerSampleGradSum(b, func(_ int, g []float32) { clipInPlace(g, clip) }, got); err != nil {
 					t.Fatalf("%s: %v", name("per-sample"), err)
 				}
-				clear(want)
-				for i := 0; i < n; i++ {
-					if _, err := nw.ReferenceGrad(b.X[i*d:(i+1)*d], b.Y[i], one); err != nil {
-						t.Fatalf("%s: ReferenceGrad %d: %v", name("per-sample"), i, err)
-					}
+				sumClipped(t, name("per-sample"), n, clip, one, want, func(i int) error {
+					_, err := nw.ReferenceGrad(b.X[i*d:(i+1)*d], b.Y[i], one)
 					clipInPlace(one, clip)
-					if g := norm2(one); g > clip*(1+1e-6) {
-						t.Errorf("%s: example %d clipped norm %g > C = %g", name("per-sample"), i, g, clip)
-					}
-					for k, v := range one {
-						want[k] += v
-					}
-				}
+					return err
+				})
 				if e := absErr(got, want); e > tol*n*clip {
 					t.Errorf("%s: ‖batch clipped sum − Σ individually clipped‖ = %g", name("per-sample"), e)
 				}
@@ -129,6 +114,24 @@ func TestClipFactorRoundsDown(t *testing.T) {
 		c, norm := rng.Float64()*10+1e-3, rng.Float64()*1e4+10
 		if f := clipFactor(c, norm); float64(f) > c/norm {
 			t.Fatalf("clipFactor(%g, %g) = %v > %v", c, norm, f, c/norm)
+		}
+	}
+}
+
+// sumClipped sets want to the sum over i < n of the gradient that grad(i) leaves in one,
+// clipped to norm clip, and checks that each has norm ≤ clip.
+func sumClipped(t *testing.T, name string, n int, clip float64, one, want []float32, grad func(i int) error) {
+	t.Helper()
+	clear(want)
+	for i := 0; i < n; i++ {
+		if err := grad(i); err != nil {
+			t.Fatalf("%s: example %d alone: %v", name, i, err)
+		}
+		if g := norm2(one); g > clip*(1+1e-6) {
+			t.Errorf("%s: example %d clipped norm %g > C = %g", name, i, g, clip)
+		}
+		for k, v := range one {
+			want[k] += v
 		}
 	}
 }
