@@ -26,6 +26,17 @@
 // NHWC→NCHW move of conv outputs (layout.go); these and the pooling kernels (pool.go) split the
 // batch across goroutines, with results bit-identical whatever the split.
 //
+// Per-sample clipping bounds an example's contribution only if nothing on the per-example
+// path couples the rows of a batch. gorgonia.org/tensor v0.9.24's float32 LogSoftMax does
+// (each row's running maximum starts from the first element of the whole array), so the loss
+// head is our own row-local log-softmax in float64 (losshead.go). The other ops on the path
+// were audited: pooling and GroupNorm are our ops and loop per (sample, channel) plane and per
+// (sample, group); im2col, the layer GEMMs, the elementwise activations and additions are
+// row-independent; the loss's sum to a scalar has a backward pass that broadcasts one value,
+// whatever the rows hold. TestClippingDecomposes checks the consequence over every layer type,
+// input scales 1 to 10³ and a crafted example at every position, on both clipping paths. A
+// non-finite per-example norm or gradient is an error, never a factor of 0 (finite.go).
+//
 // ReferenceGrad computes one sample's gradient with gorgonia's ordinary autodiff with respect
 // to the parameter nodes; tests check ClippedGradSum and PerSampleGradSum against it and
 // against finite differences for every layer type.
