@@ -153,5 +153,9 @@ func printSummary(cmd *cobra.Command, s *train.Summary, asJSON bool) error {
 		fmt.Fprintln(out, "WARNING: a seed was set; this run is reproducible and not for release")
 	}
 	fmt.Fprintf(out, "%.1f s, %.1f ms/step (blas %s); model: %s\n", s.WallSec, s.MsPerStep, s.BLAS, s.ModelFile)
+	if len(s.Epsilon) > 0 {
+		fmt.Fprintf(out, "safe to publish: %s and %s (ε per mode, test evaluation); operator only, not covered by the guarantee: metrics.jsonl, metrics.csv (loss, accuracy and size of private batches) and checkpoint*.dpt (intermediate iterates)\n",
+			train.ModelFile, train.SummaryFile)
+	}
 	return nil
 }
