@@ -1,0 +1,445 @@
+package lifted
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dptrain/dptrain/models"
+)
+
+// Config describes a lifted MLP.
+type Config struct {
+	// Sizes are the widths n_0 (input), n_1..n_D (hidden), n_{D+1} (outputs): D+1 released
+	// weight blocks, block d of shape n_d×n_{d+1}.
+	Sizes []int
+	// ActivationClip holds ρ_0..ρ_D of the activation-norm clip (Eq. 12), one per block input,
+	// each > 0 (+Inf: no clip). Block d's loss is then ρ_d²-smooth (Lemma B.1, γ = 1).
+	ActivationClip []float64
+	// DatasetSize is n: the auxiliaries are kept for dataset indices 0..n−1.
+	DatasetSize int
+	// Recompute re-derives the auxiliaries by a forward pass at every visit instead of
+	// keeping them across epochs (reading §6 item 8, the memory-light option).
+	Recompute bool
+}
+
+// MLP is a lifted ReLU MLP's hidden state: the per-example auxiliaries of Eq. (4). The
+// released weights are not part of it: every method takes them as views (see the package
+// documentation for their layout).
+type MLP struct {
+	cfg  Config
+	per  int   // floats kept per example
+	uOff []int // offset of u_d, d = 0..D−1, within an example's slot
+	xOff []int // offset of x_d, d = 1..D (xOff[0] unused)
+	aux  []float32
+	seen []bool
+}
+
+// New checks cfg and returns a lifted MLP with no example visited yet.
+func New(cfg Config) (*MLP, error) {
+	if len(cfg.Sizes) < 2 {
+		return nil, fmt.Errorf("lifted: %d layer sizes: give the input, hidden and output widths (at least 2)", len(cfg.Sizes))
+	}
+	for i, s := range cfg.Sizes {
+		if s <= 0 {
+			return nil, fmt.Errorf("lifted: layer size %d is %d: widths must be positive", i, s)
+		}
+	}
+	blocks := len(cfg.Sizes) - 1
+	if len(cfg.ActivationClip) != blocks {
+		return nil, fmt.Errorf("lifted: %d activation clips for %d weight blocks: give one ρ_d per block input (Eq. 12)", len(cfg.ActivationClip), blocks)
+	}
+	for d, r := range cfg.ActivationClip {
+		if !(r > 0) {
+			return nil, fmt.Errorf("lifted: activation clip ρ_%d = %v: want > 0 (+Inf for none)", d, r)
+		}
+	}
+	if cfg.DatasetSize <= 0 {
+		return nil, fmt.Errorf("lifted: dataset size %d: want n > 0", cfg.DatasetSize)
+	}
+	cfg.Sizes = append([]int(nil), cfg.Sizes...)
+	cfg.ActivationClip = append([]float64(nil), cfg.ActivationClip...)
+	m := &MLP{cfg: cfg, uOff: make([]int, blocks-1), xOff: make([]int, blocks)}
+	for d := 0; d < blocks-1; d++ {
+		m.uOff[d] = m.per
+		m.per += cfg.Sizes[d+1]
+	}
+	for d := 1; d < blocks; d++ {
+		m.xOff[d] = m.per
+		m.per += cfg.Sizes[d]
+	}
+	return m, nil
+}
+
+// Blocks returns D+1, the number of released weight blocks.
+func (m *MLP) Blocks() int { return len(m.cfg.Sizes) - 1 }
+
+// Shape returns block d's input and output widths n_d, n_{d+1}.
+func (m *MLP) Shape(d int) (in, out int) { return m.cfg.Sizes[d], m.cfg.Sizes[d+1] }
+
+// Smoothness returns β_d = γρ_d² (γ = 1), the smoothness of block d's loss
+// ½·mean_i‖t_{d,i} − W_d x_{d,i}‖² once the inputs are clipped to ρ_d (Lemma B.1, Eq. 13).
+func (m *MLP) Smoothness(d int) float64 { r := m.cfg.ActivationClip[d]; return r * r }
+
+// Recompute reports whether the auxiliaries are re-derived at every visit.
+func (m *MLP) Recompute() bool { return m.cfg.Recompute }
+
+// Problems are a batch's released-block sub-problems after the hidden updates: block d
+// minimises ½·mean_i‖t_{d,i} − W_d x_{d,i}‖² with inputs In[d] (N×n_d) and targets
+// Target[d] (N×n_{d+1}), row-major, t_d = u_d below the top and t_D = y one-hot.
+type Problems struct {
+	N      int
+	In     [][]float32
+	Target [][]float32
+}
+
+// checkWeights returns an error unless w holds the D+1 blocks of the configured shapes.
+func (m *MLP) checkWeights(w [][]float32) error {
+	if len(w) != m.Blocks() {
+		return fmt.Errorf("lifted: %d weight blocks, want %d", len(w), m.Blocks())
+	}
+	for d := range w {
+		in, out := m.Shape(d)
+		if len(w[d]) != in*out {
+			return fmt.Errorf("lifted: weight block %d has %d values, want %d×%d", d, len(w[d]), in, out)
+		}
+	}
+	return nil
+}
+
+// state is a batch's auxiliaries in float64: x[d] (N×n_d, d = 0..D) and u[d] (N×n_{d+1},
+// d = 0..D−1).
+type state struct {
+	x, u []*mat.Dense
+}
+
+func dense(w []float32, r, c int) *mat.Dense {
+	v := make([]float64, len(w))
+	for i, f := range w {
+		v[i] = float64(f)
+	}
+	return mat.NewDense(r, c, v)
+}
+
+// clipRows scales each row of x to l2 norm ≤ rho (Eq. 12).
+func clipRows(x *mat.Dense, rho float64) {
+	if math.IsInf(rho, 1) {
+		return
+	}
+	r, _ := x.Dims()
+	for i := 0; i < r; i++ {
+		row := x.RawRowView(i)
+		var s float64
+		for _, v := range row {
+			s += v * v
+		}
+		if n := math.Sqrt(s); n > rho {
+			f := rho / n
+			for j := range row {
+				row[j] *= f
+			}
+		}
+	}
+}
+
+func relu(dst, src *mat.Dense) {
+	dst.Apply(func(_, _ int, v float64) float64 { return math.Max(v, 0) }, src)
+}
+
+// load returns the batch's auxiliaries: a forward pass for examples not visited yet (or
+// always, with Recompute), the kept values otherwise. x_0 is the input clipped to ρ_0.
+func (m *MLP) load(w []*mat.Dense, b models.Batch) (state, error) {
+	D := m.Blocks() - 1
+	n0 := m.cfg.Sizes[0]
+	if b.N <= 0 || len(b.X) < b.N*n0 || len(b.Y) < b.N {
+		return state{}, fmt.Errorf("lifted: batch of %d examples with %d inputs and %d labels (width %d)", b.N, len(b.X), len(b.Y), n0)
+	}
+	if !m.cfg.Recompute && len(b.Index) < b.N {
+		return state{}, errors.New("lifted: the batch has no dataset indices (models.Batch.Index): the kept auxiliaries are per example; use a sampler that sets them, or recompute")
+	}
+	s := state{x: make([]*mat.Dense, D+1), u: make([]*mat.Dense, D)}
+	s.x[0] = dense(b.X[:b.N*n0], b.N, n0)
+	clipRows(s.x[0], m.cfg.ActivationClip[0])
+	for d := 0; d < D; d++ { // forward pass: u_d = x_d W_d, x_{d+1} = relu(u_d)
+		s.u[d] = mat.NewDense(b.N, m.cfg.Sizes[d+1], nil)
+		s.u[d].Mul(s.x[d], w[d])
+		s.x[d+1] = mat.NewDense(b.N, m.cfg.Sizes[d+1], nil)
+		relu(s.x[d+1], s.u[d])
+	}
+	if m.cfg.Recompute {
+		return s, nil
+	}
+	for i := 0; i < b.N; i++ {
+		idx := b.Index[i]
+		if idx < 0 || idx >= m.cfg.DatasetSize {
+			return state{}, fmt.Errorf("lifted: dataset index %d outside [0, %d)", idx, m.cfg.DatasetSize)
+		}
+		if m.aux == nil || !m.seen[idx] {
+			continue
+		}
+		slot := m.aux[idx*m.per : (idx+1)*m.per]
+		for d := 0; d < D; d++ {
+			copyRow(s.u[d].RawRowView(i), slot[m.uOff[d]:])
+			copyRow(s.x[d+1].RawRowView(i), slot[m.xOff[d+1]:])
+		}
+	}
+	return s, nil
+}
+
+func copyRow(dst []float64, src []float32) {
+	for j := range dst {
+		dst[j] = float64(src[j])
+	}
+}
+
+// store keeps the batch's auxiliaries for its examples (nothing with Recompute).
+func (m *MLP) store(s state, b models.Batch) {
+	if m.cfg.Recompute {
+		return
+	}
+	if m.aux == nil {
+		m.aux = make([]float32, m.cfg.DatasetSize*m.per)
+		m.seen = make([]bool, m.cfg.DatasetSize)
+	}
+	for i := 0; i < b.N; i++ {
+		idx := b.Index[i]
+		slot := m.aux[idx*m.per : (idx+1)*m.per]
+		for d := 0; d < len(s.u); d++ {
+			for j, v := range s.u[d].RawRowView(i) {
+				slot[m.uOff[d]+j] = float32(v)
+			}
+			for j, v := range s.x[d+1].RawRowView(i) {
+				slot[m.xOff[d+1]+j] = float32(v)
+			}
+		}
+		m.seen[idx] = true
+	}
+}
+
+func oneHot(y []int32, n, classes int) (*mat.Dense, error) {
+	t := mat.NewDense(n, classes, nil)
+	for i := 0; i < n; i++ {
+		if y[i] < 0 || int(y[i]) >= classes {
+			return nil, fmt.Errorf("lifted: label %d outside the %d outputs", y[i], classes)
+		}
+		t.Set(i, int(y[i]), 1)
+	}
+	return t, nil
+}
+
+// XUpdate is the x-update of Eq. (11) as corrected (reading §2.5, §6 item 10) for one layer:
+// the rows of the result minimise ½‖x − r‖² + ½‖x W − t‖² (row form of
+// ½‖x − relu(u_{d−1})‖² + ½‖t − W_d x‖²), i.e. x = (r + t Wᵀ)(I + W Wᵀ)⁻¹, with r = relu(u_{d−1})
+// and t = u_d (or y for the MSE top layer). W is n_d×n_{d+1}; the n_d×n_d SPD system is solved
+// by Cholesky.
+func XUpdate(r, t, w *mat.Dense) (*mat.Dense, error) {
+	nd, _ := w.Dims()
+	var sys mat.SymDense
+	sys.SymOuterK(1, w) // W Wᵀ
+	for i := 0; i < nd; i++ {
+		sys.SetSym(i, i, sys.At(i, i)+1)
+	}
+	var chol mat.Cholesky
+	if !chol.Factorize(&sys) {
+		return nil, errors.New("lifted: I + W Wᵀ is not positive definite (non-finite weights?)")
+	}
+	var rhs mat.Dense
+	rhs.Mul(t, w.T())
+	rhs.Add(&rhs, r)
+	var sol mat.Dense
+	if err := chol.SolveTo(&sol, rhs.T()); err != nil {
+		return nil, fmt.Errorf("lifted: x-update solve: %w", err)
+	}
+	var x mat.Dense
+	x.CloneFrom(sol.T())
+	return &x, nil
+}
+
+// UUpdate is the closed-form u-update of Eq. (10) (Zeng et al. 2019, Lemma 13) for one
+// coordinate: the minimiser of ½(z − relu(u))² + ½(u − a)², with a = (W_d x_d) and z = x_{d+1}.
+func UUpdate(a, z float64) float64 {
+	switch {
+	case -z <= a && a <= -(math.Sqrt2-1)*z && z >= 0:
+		return a
+	case a+z <= 0:
+		return math.Min(0, a)
+	}
+	return (a + z) / 2
+}
+
+// weights converts the weight views to float64 matrices.
+func (m *MLP) weights(w [][]float32) ([]*mat.Dense, error) {
+	if err := m.checkWeights(w); err != nil {
+		return nil, err
+	}
+	out := make([]*mat.Dense, len(w))
+	for d := range w {
+		in, o := m.Shape(d)
+		out[d] = dense(w[d], in, o)
+	}
+	return out, nil
+}
+
+func finite(x *mat.Dense, what string, d int) error {
+	for _, v := range x.RawMatrix().Data {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("lifted: non-finite %s_%d (lower optimizer.learning_rate, or check the inputs)", what, d)
+		}
+	}
+	return nil
+}
+
+// Update runs the hidden-block updates of Algorithm 4 on batch b at weights w: every x_d by
+// Eq. (11) then its clip (Eq. 12), then every u_d by Eq. (10); it keeps the new auxiliaries
+// for the batch's examples and returns the released blocks' sub-problems. The x_d depend on
+// u and W only and the u_d on x and W only, so the order over d does not matter.
+func (m *MLP) Update(w [][]float32, b models.Batch) (*Problems, error) {
+	ws, err := m.weights(w)
+	if err != nil {
+		return nil, err
+	}
+	s, err := m.load(ws, b)
+	if err != nil {
+		return nil, err
+	}
+	D := m.Blocks() - 1
+	y, err := oneHot(b.Y, b.N, m.cfg.Sizes[D+1])
+	if err != nil {
+		return nil, err
+	}
+	for d := 1; d <= D; d++ { // Eq. (11), then Eq. (12)
+		t := y
+		if d < D {
+			t = s.u[d]
+		}
+		var r mat.Dense
+		relu(&r, s.u[d-1])
+		x, err := XUpdate(&r, t, ws[d])
+		if err != nil {
+			return nil, err
+		}
+		clipRows(x, m.cfg.ActivationClip[d])
+		if err := finite(x, "x", d); err != nil {
+			return nil, err
+		}
+		s.x[d] = x
+	}
+	for d := 0; d < D; d++ { // Eq. (10)
+		var a mat.Dense
+		a.Mul(s.x[d], ws[d])
+		z := s.x[d+1]
+		s.u[d].Apply(func(i, j int, v float64) float64 { return UUpdate(v, z.At(i, j)) }, &a)
+		if err := finite(s.u[d], "u", d); err != nil {
+			return nil, err
+		}
+	}
+	m.store(s, b)
+	p := &Problems{N: b.N, In: make([][]float32, D+1), Target: make([]([]float32), D+1)}
+	for d := 0; d <= D; d++ {
+		p.In[d] = f32(s.x[d])
+		if d < D {
+			p.Target[d] = f32(s.u[d])
+		} else {
+			p.Target[d] = f32(y)
+		}
+	}
+	return p, nil
+}
+
+func f32(x *mat.Dense) []float32 {
+	raw := x.RawMatrix()
+	out := make([]float32, 0, raw.Rows*raw.Cols)
+	for i := 0; i < raw.Rows; i++ {
+		for _, v := range raw.Data[i*raw.Stride : i*raw.Stride+raw.Cols] {
+			out = append(out, float32(v))
+		}
+	}
+	return out
+}
+
+// Objective returns Σ_i F_i over batch b, F of Eq. (4) with γ = 1 and no regulariser, at
+// weights w and the batch's current auxiliaries (a forward pass for examples not visited yet,
+// which is not kept).
+func (m *MLP) Objective(w [][]float32, b models.Batch) (float64, error) {
+	ws, err := m.weights(w)
+	if err != nil {
+		return 0, err
+	}
+	s, err := m.load(ws, b)
+	if err != nil {
+		return 0, err
+	}
+	D := m.Blocks() - 1
+	y, err := oneHot(b.Y, b.N, m.cfg.Sizes[D+1])
+	if err != nil {
+		return 0, err
+	}
+	sq := func(a, c mat.Matrix) float64 {
+		var diff mat.Dense
+		diff.Sub(a, c)
+		f := mat.Norm(&diff, 2)
+		return f * f / 2
+	}
+	var xw mat.Dense
+	xw.Mul(s.x[D], ws[D])
+	f := sq(&xw, y)
+	for d := 0; d < D; d++ {
+		var r, a mat.Dense
+		relu(&r, s.u[d])
+		a.Mul(s.x[d], ws[d])
+		f += sq(s.x[d+1], &r) + sq(s.u[d], &a)
+	}
+	return f, nil
+}
+
+// BlockGradient writes into gw (In×Out) the sum over the n examples of the per-example
+// gradients g_i = x_i (x_i W − t_i) (row form of (W_d x_i − u_i) x_iᵀ, Lemma B.1 with the
+// sign corrected) each clipped to l2 norm ≤ clip: Σ_i min(1, clip/‖g_i‖)·g_i, with the shared
+// ghost-clipping kernels (‖g_i‖ = ‖x_i‖·‖x_i W − t_i‖; no g_i is materialised). in is n×In,
+// target n×Out, w In×Out, all row-major. It returns how many examples were clipped; a
+// non-finite per-example norm is an error. buf is scratch space, returned grown.
+func BlockGradient(gw, w, in, target []float32, n, nIn, nOut int, clip float64, buf []float32) (int, []float32, error) {
+	if len(gw) != nIn*nOut || len(w) != nIn*nOut || len(in) < n*nIn || len(target) < n*nOut {
+		return 0, buf, fmt.Errorf("lifted: block gradient buffers (%d, %d, %d, %d) for %d examples of a %d×%d block", len(gw), len(w), len(in), len(target), n, nIn, nOut)
+	}
+	if !(clip > 0) {
+		return 0, buf, fmt.Errorf("lifted: clip norm %v: want > 0 (+Inf: none)", clip)
+	}
+	g := make([]float32, n*nOut)
+	copy(g, target[:n*nOut])
+	blas32.Gemm(blas.NoTrans, blas.NoTrans, 1,
+		blas32.General{Rows: n, Cols: nIn, Stride: nIn, Data: in},
+		blas32.General{Rows: nIn, Cols: nOut, Stride: nOut, Data: w},
+		-1, blas32.General{Rows: n, Cols: nOut, Stride: nOut, Data: g}) // G = X W − T
+	geo := models.LayerGeometry{Rows: 1, In: nIn, Out: nOut}
+	sq := make([]float64, n)
+	var err error
+	if buf, err = models.SquaredNorms(sq, in, g, geo, buf); err != nil {
+		return 0, buf, err
+	}
+	scale := make([]float32, n)
+	clipped := 0
+	for i, v := range sq {
+		norm := math.Sqrt(v)
+		if math.IsNaN(norm) || math.IsInf(norm, 0) {
+			return 0, buf, fmt.Errorf("lifted: example %d's block gradient norm is %v: non-finite per-example quantities are refused (lower optimizer.learning_rate or the activation clips)", i, norm)
+		}
+		scale[i] = 1
+		if norm > clip {
+			// Rounded down so that the scaled contribution stays ≤ clip (against privacy).
+			c := float32(clip / norm)
+			for float64(c)*norm > clip {
+				c = math.Nextafter32(c, 0)
+			}
+			scale[i] = c
+			clipped++
+		}
+	}
+	clear(gw)
+	buf, err = models.ScaledSum(gw, nil, in, g, scale, geo, buf)
+	return clipped, buf, err
+}
