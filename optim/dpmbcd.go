@@ -1,0 +1,231 @@
+package optim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/models/lifted"
+)
+
+// NoiseControl is the shape of DP-MBCD's noise-magnitude control o(k, j) (seed-000 Eq. 6) over
+// epochs k (from 0): o(k, j) = o_ref·Factor(k), with o_ref set by the noise multiplier (see
+// DPMBCDConfig), so calibration scales the whole schedule.
+type NoiseControl struct {
+	// Kind is "constant" (Factor 1), "linear" or "piecewise".
+	Kind string
+	// Rate is the linear decrease (reading §6 item 14, Reading 1): o(k) = o_final + rate·(K−k)
+	// for 1-indexed epochs, here Factor(k) = 1 + Rate·(Epochs−1−k), so the last epoch has o_ref.
+	Rate float64
+	// Epochs is K, the planned number of epochs (linear only).
+	Epochs int
+	// From and Factors define the piecewise schedule: Factors[i] applies from epoch From[i]
+	// (From[0] must be 0, increasing).
+	From    []int
+	Factors []float64
+}
+
+// Validate checks the schedule's parameters.
+func (c NoiseControl) Validate() error {
+	switch c.Kind {
+	case "", "constant":
+	case "linear":
+		if !(c.Rate >= 0) || math.IsInf(c.Rate, 1) || c.Epochs <= 0 {
+			return fmt.Errorf("optim: linear noise control needs rate ≥ 0 (got %v) and the planned epochs > 0 (got %d)", c.Rate, c.Epochs)
+		}
+	case "piecewise":
+		if len(c.From) == 0 || len(c.From) != len(c.Factors) || c.From[0] != 0 {
+			return errors.New("optim: piecewise noise control needs as many factors as start epochs, the first starting at epoch 0")
+		}
+		for i := range c.From {
+			if i > 0 && c.From[i] <= c.From[i-1] {
+				return fmt.Errorf("optim: piecewise noise control: start epochs must increase (%d after %d)", c.From[i], c.From[i-1])
+			}
+			if !(c.Factors[i] > 0) || math.IsInf(c.Factors[i], 1) {
+				return fmt.Errorf("optim: piecewise noise control factor %v: want > 0", c.Factors[i])
+			}
+		}
+	default:
+		return fmt.Errorf("optim: noise control %q: want constant, linear or piecewise", c.Kind)
+	}
+	return nil
+}
+
+// Factor returns o(k, ·)/o_ref for epoch k (from 0).
+func (c NoiseControl) Factor(k int) float64 {
+	switch c.Kind {
+	case "linear":
+		return 1 + c.Rate*float64(max(c.Epochs-1-k, 0))
+	case "piecewise":
+		f := c.Factors[0]
+		for i, from := range c.From {
+			if k >= from {
+				f = c.Factors[i]
+			}
+		}
+		return f
+	}
+	return 1
+}
+
+// DPMBCDConfig configures DP-MBCD on a lifted MLP (seed-000 Algorithm 4).
+type DPMBCDConfig struct {
+	// Lifted holds the hidden auxiliaries; its blocks are the released weights.
+	Lifted *lifted.MLP
+	// Offsets are the positions of the D+1 weight blocks in the parameter vector (each
+	// In×Out row-major, models.ParamInfo of a bias-free MLP).
+	Offsets []int
+	// NoiseMultiplier is σ at the reference o_ref: the clipped gradient sum of each block gets
+	// noise of std σ·C·sqrt(Factor(k)) per coordinate, so the parameter noise variance is
+	// (η·std/b)² = 2η·o(k, j) with o(k, j) = η·σ²C²·Factor(k)/(2b²) (Eq. 14). 0: the
+	// non-private MBCD baseline through the same code.
+	NoiseMultiplier float64
+	// ClipNorm is C, the per-example clip of each block gradient (S_g = 2C replace-one).
+	ClipNorm float64
+	// Control is o(k, j)'s shape over epochs.
+	Control NoiseControl
+	// Schedule gives η of each step.
+	Schedule Schedule
+	// L2 is λ of the prox of (λ/2)‖W‖² (reading §2.1 [FIX]: W/(1+ηλ), L_T = 1/(1+ηλ)); 0: none.
+	L2 float64
+}
+
+// DPMBCD is DP-MBCD's step (seed-000 Algorithm 4 with the explicit W-update Eq. 14): the hidden
+// updates of package lifted, then for every released block W_d
+//
+//	W_d ← Prox_{η,λ}( W_d − (η/b)·( Σ_i clip_C(g_{d,i}) + N(0, std²·I) ) ),
+//
+// g_{d,i} = x_{d,i}(W_d x_{d,i} − t_{d,i})ᵀ, one Gaussian record per block.
+type DPMBCD struct {
+	cfg   DPMBCDConfig
+	noise *Noise
+	grad  []float32
+	buf   []float32
+	k     int
+}
+
+// NewDPMBCD checks cfg and returns the optimizer.
+func NewDPMBCD(cfg DPMBCDConfig, noise *Noise) (*DPMBCD, error) {
+	if noise == nil {
+		return nil, errors.New("optim: DP-MBCD needs a noise source: use NewNoise()")
+	}
+	if cfg.Lifted == nil || len(cfg.Offsets) != cfg.Lifted.Blocks() {
+		return nil, errors.New("optim: DP-MBCD needs a lifted MLP and the offset of each of its weight blocks")
+	}
+	if cfg.Schedule == nil {
+		return nil, errors.New("optim: DP-MBCD needs a learning-rate schedule")
+	}
+	if err := checkNoiseClip(cfg.NoiseMultiplier, cfg.ClipNorm); err != nil {
+		return nil, err
+	}
+	if !(cfg.L2 >= 0) || math.IsInf(cfg.L2, 1) {
+		return nil, fmt.Errorf("optim: DP-MBCD l2 prox strength %v: want ≥ 0", cfg.L2)
+	}
+	if err := cfg.Control.Validate(); err != nil {
+		return nil, err
+	}
+	return &DPMBCD{cfg: cfg, noise: noise}, nil
+}
+
+// UpdateRule implements Optimizer: plain noisy proximal gradient steps.
+func (o *DPMBCD) UpdateRule() string { return "sgd" }
+
+// Stateful implements Optimizer: no noisy gradient is carried across steps (the auxiliaries
+// are hidden blocks, minimised exactly, never released).
+func (o *DPMBCD) Stateful() bool { return false }
+
+// Steps implements Optimizer.
+func (o *DPMBCD) Steps() int { return o.k }
+
+// Declare implements Declarer.
+func (o *DPMBCD) Declare(info BatchInfo) ([]accounting.Step, error) { return o.DeclareStep(o.k, info) }
+
+// DeclareStep implements StepDeclarer: one Gaussian record per released block, with its
+// block id, the batch index and the block's smoothness β_d = ρ_d² (Lemma B.1).
+func (o *DPMBCD) DeclareStep(k int, info BatchInfo) ([]accounting.Step, error) {
+	p, err := plan(info, declaredBatch(info))
+	if err != nil {
+		return nil, err
+	}
+	return o.records(k, p)
+}
+
+func (o *DPMBCD) records(k int, p batchPlan) ([]accounting.Step, error) {
+	lr := o.cfg.Schedule.StepSize(k)
+	if err := checkStepSize(lr, k); err != nil {
+		return nil, err
+	}
+	epoch := k / max(p.info.DatasetSize/max(p.info.BatchSize, 1), 1)
+	std := o.cfg.NoiseMultiplier * o.cfg.ClipNorm * math.Sqrt(o.cfg.Control.Factor(epoch))
+	recs := make([]accounting.Step, o.cfg.Lifted.Blocks())
+	for d := range recs {
+		recs[d] = p.record(o.cfg.ClipNorm, std, lr)
+		recs[d].Block = d
+		if beta := o.cfg.Lifted.Smoothness(d); !math.IsInf(beta, 1) {
+			recs[d].Smoothness = beta
+		}
+	}
+	return recs, nil
+}
+
+// accuracyModel is the part of models.Model the step uses for its monitoring statistics.
+type accuracyModel interface {
+	Evaluate(b Batch) (Stats, error)
+}
+
+// Step implements Optimizer.
+func (o *DPMBCD) Step(m GradientOracle, b Batch, info BatchInfo) (Result, error) {
+	p, err := plan(info, b)
+	if err != nil {
+		return Result{}, err
+	}
+	if p.info.Sampling == accounting.Poisson || p.info.Sampling == accounting.PoissonWithRejection {
+		return Result{}, errors.New("optim: DP-MBCD needs fixed-size batches (sampling shuffled-once)")
+	}
+	recs, err := o.records(o.k, p)
+	if err != nil {
+		return Result{}, err
+	}
+	var st Stats
+	if em, ok := m.(accuracyModel); ok { // monitoring only: before the step, not released
+		if st, err = em.Evaluate(b); err != nil {
+			return Result{}, err
+		}
+	}
+	params := m.Params()
+	w := make([][]float32, o.cfg.Lifted.Blocks())
+	for d := range w {
+		in, out := o.cfg.Lifted.Shape(d)
+		off := o.cfg.Offsets[d]
+		if off < 0 || off+in*out > len(params) {
+			return Result{}, fmt.Errorf("optim: DP-MBCD block %d (%d×%d at %d) outside the %d parameters", d, in, out, off, len(params))
+		}
+		w[d] = params[off : off+in*out]
+	}
+	prob, err := o.cfg.Lifted.Update(w, b)
+	if err != nil {
+		return Result{}, fmt.Errorf("optim: DP-MBCD step %d: %w", o.k, err)
+	}
+	lr := recs[0].StepSize
+	shrink := 1 / (1 + lr*o.cfg.L2) // ℓ2 prox, reading §2.1 [FIX]
+	for d := range w {
+		in, out := o.cfg.Lifted.Shape(d)
+		o.grad = resize(o.grad, in*out)
+		var clipped int
+		clipped, o.buf, err = lifted.BlockGradient(o.grad, w[d], prob.In[d], prob.Target[d], prob.N, in, out, o.cfg.ClipNorm, o.buf)
+		if err != nil {
+			return Result{}, fmt.Errorf("optim: DP-MBCD step %d block %d: %w", o.k, d, err)
+		}
+		st.Clipped = max(st.Clipped, clipped)
+		o.noise.AddGaussian(o.grad, recs[d].NoiseStd) // Eq. (14): N(0, 2η·o) after the 1/b scaling
+		if err := scaleFinite(o.grad, lr/p.norm); err != nil {
+			return Result{}, fmt.Errorf("optim: DP-MBCD step %d block %d: %w", o.k, d, err)
+		}
+		for i, g := range o.grad {
+			w[d][i] = float32(float64(w[d][i]-g) * shrink)
+		}
+	}
+	o.k++
+	return Result{Records: recs, Stats: st, StepSize: lr}, nil
+}
