@@ -1,5 +1,6 @@
 // Package optim implements one step of each private training algorithm and the pieces they
-// share: DP-SGD (Abadi et al. 2016), DP-SGLD (seed-001), DP-SGD with ModelMix (seed-003), the
+// share: DP-SGD (Abadi et al. 2016), DP-SGLD (seed-001), DP-SGD with ModelMix (seed-003), DP-MBCD
+// on a lifted MLP (seed-000: one Gaussian record per released block per step), the
 // base update rules applied to a privatised gradient as post-processing (SGD, momentum, Adam,
 // weight decay), learning-rate schedules, per-sample clipping (l2, and ModelMix's l2+l∞) and
 // secure noise.

@@ -162,3 +162,37 @@ func TestDPMBCDNoiseVariance(t *testing.T) {
 		t.Fatalf("parameter noise variance %v, want 2η·o = %v", got, want)
 	}
 }
+
+// TestDPMBCDImplicitOptimality checks the implicit W-update (Eq. 17 corrected, s = 1/b)
+// without noise or clipping: W' satisfies (1/b)·Xᵀ(XW' − T) + (W' − W)/η = 0, the optimality
+// condition of the proximal-point step min_W' f(W') + ‖W' − W‖²/(2η).
+func TestDPMBCDImplicitOptimality(t *testing.T) {
+	const n, b, n0, eta = 6, 6, 5, 0.7
+	o, m := newTestMBCD(t, []int{n0, 2}, []float64{math.Inf(1)}, n, DPMBCDConfig{ClipNorm: math.Inf(1), Implicit: true, Schedule: Constant{Rate: eta}}, 1)
+	w0 := append([]float32(nil), m.params...)
+	bt := mbcdBatch(n0, b, 0, false)
+	if _, err := o.Step(m, bt, BatchInfo{Sampling: accounting.ShuffledOnce, BatchSize: b, DatasetSize: n}); err != nil {
+		t.Fatal(err)
+	}
+	var worst, scale float64
+	for j := 0; j < n0; j++ {
+		for k := 0; k < 2; k++ {
+			var g float64 // (1/b)·Σ_i x_ij (x_i W' − t_i)_k
+			for i := 0; i < b; i++ {
+				r := 0.0
+				if int(bt.Y[i]) == k {
+					r = -1
+				}
+				for c := 0; c < n0; c++ {
+					r += float64(bt.X[i*n0+c]) * float64(m.params[c*2+k])
+				}
+				g += float64(bt.X[i*n0+j]) * r / b
+			}
+			res := g + (float64(m.params[j*2+k])-float64(w0[j*2+k]))/eta
+			worst, scale = math.Max(worst, math.Abs(res)), math.Max(scale, math.Abs(g))
+		}
+	}
+	if worst > 1e-5*math.Max(scale, 1) {
+		t.Fatalf("implicit step's optimality residual %v (gradient scale %v)", worst, scale)
+	}
+}

@@ -9,7 +9,8 @@ import (
 
 // Checkpointer is implemented by the optimizers whose state must survive a resume: *DPSGD (step
 // counter, momentum buffer or Adam moments and step count), *ModelMix (step counter, previous
-// iterate w_{k−2}) and *DPSGLD (step counter, whether Init ran).
+// iterate w_{k−2}), *DPSGLD (step counter, whether Init ran) and *DPMBCD (step counter, the
+// lifted network's kept auxiliaries).
 //
 // State returns read-only views of the optimizer's buffers, valid until the next Step or
 // Restore: write them out (or copy them) before stepping again. Restore copies from its
@@ -36,6 +37,8 @@ const (
 	stateAdamT       = "adam_t"           // scalar: Adam's step count t
 	statePrevIterate = "previous_iterate" // vector: ModelMix's w_{k−2}
 	stateInitialised = "initialised"      // scalar: 1 if DP-SGLD's Init ran, else 0
+	stateAux         = "auxiliaries"      // vector: DP-MBCD's kept hidden auxiliaries
+	stateVisited     = "visited"          // vector: DP-MBCD's 0/1 mask of examples visited
 )
 
 // errOtherRun ends the messages about state that another kind of run wrote.

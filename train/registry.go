@@ -91,7 +91,7 @@ type Algorithms struct {
 // Builtin returns a new registry holding every algorithm dptrain ships.
 func Builtin() *Algorithms {
 	r := &Algorithms{byName: map[string]Algorithm{}}
-	for _, a := range []Algorithm{dpsgdAlgorithm(), sgdAlgorithm(), dpsgldAlgorithm(), modelMixAlgorithm(), dpulrAlgorithm()} {
+	for _, a := range []Algorithm{dpsgdAlgorithm(), sgdAlgorithm(), dpsgldAlgorithm(), modelMixAlgorithm(), dpulrAlgorithm(), mbcdAlgorithm(true), mbcdAlgorithm(false)} {
 		if err := r.Register(a); err != nil {
 			panic(err) // a programming error in the list above
 		}

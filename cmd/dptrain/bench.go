@@ -28,8 +28,14 @@ func newBenchCmd(a *app) *cobra.Command {
 		Short: "Measure the cost of privacy on this machine",
 	}
 	cmd.AddCommand(newBenchThroughputCmd(a))
+	for _, sub := range benchSubcommands {
+		cmd.AddCommand(sub(a))
+	}
 	return cmd
 }
+
+// benchSubcommands are the bench commands defined in other files.
+var benchSubcommands []func(*app) *cobra.Command
 
 // benchResult is what bench throughput prints.
 type benchResult struct {

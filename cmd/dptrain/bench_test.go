@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -20,5 +21,20 @@ func TestBenchThroughput(t *testing.T) {
 	}
 	if _, _, err := runDptrain(t, "bench", "throughput", "--model", "vgg"); err == nil {
 		t.Error("unknown model accepted")
+	}
+}
+
+func TestBenchMBCD(t *testing.T) {
+	out, _, err := runDptrain(t, "bench", "mbcd", "--hidden", "16,8", "--batch", "24", "--steps", "1", "--warmup", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"mlp 784-16-8-10 no bias (12752 parameters), batch 24", "DP-MBCD step", "DP-SGD step", "ratio"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("bench mbcd output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, _, err := runDptrain(t, "bench", "mbcd", "--warmup", "0"); err == nil {
+		t.Error("--warmup 0 accepted (the first DP-MBCD visit initialises the auxiliaries)")
 	}
 }

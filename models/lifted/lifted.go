@@ -164,21 +164,30 @@ func (m *MLP) load(w []*mat.Dense, b models.Batch) (state, error) {
 	s := state{x: make([]*mat.Dense, D+1), u: make([]*mat.Dense, D)}
 	s.x[0] = dense(b.X[:b.N*n0], b.N, n0)
 	clipRows(s.x[0], m.cfg.ActivationClip[0])
+	allSeen := !m.cfg.Recompute && m.aux != nil
+	if !m.cfg.Recompute {
+		for i := 0; i < b.N; i++ {
+			idx := b.Index[i]
+			if idx < 0 || idx >= m.cfg.DatasetSize {
+				return state{}, fmt.Errorf("lifted: dataset index %d outside [0, %d)", idx, m.cfg.DatasetSize)
+			}
+			allSeen = allSeen && m.seen[idx]
+		}
+	}
 	for d := 0; d < D; d++ { // forward pass: u_d = x_d W_d, x_{d+1} = relu(u_d)
 		s.u[d] = mat.NewDense(b.N, m.cfg.Sizes[d+1], nil)
-		s.u[d].Mul(s.x[d], w[d])
 		s.x[d+1] = mat.NewDense(b.N, m.cfg.Sizes[d+1], nil)
-		relu(s.x[d+1], s.u[d])
+		if !allSeen { // needed for the examples not visited yet
+			s.u[d].Mul(s.x[d], w[d])
+			relu(s.x[d+1], s.u[d])
+		}
 	}
-	if m.cfg.Recompute {
+	if m.cfg.Recompute || m.aux == nil {
 		return s, nil
 	}
 	for i := 0; i < b.N; i++ {
 		idx := b.Index[i]
-		if idx < 0 || idx >= m.cfg.DatasetSize {
-			return state{}, fmt.Errorf("lifted: dataset index %d outside [0, %d)", idx, m.cfg.DatasetSize)
-		}
-		if m.aux == nil || !m.seen[idx] {
+		if !m.seen[idx] {
 			continue
 		}
 		slot := m.aux[idx*m.per : (idx+1)*m.per]
@@ -442,4 +451,56 @@ func BlockGradient(gw, w, in, target []float32, n, nIn, nOut int, clip float64, 
 	clear(gw)
 	buf, err = models.ScaledSum(gw, nil, in, g, scale, geo, buf)
 	return clipped, buf, err
+}
+
+// State returns the kept auxiliaries (n slots of u_0..u_{D−1}, x_1..x_D, float32) and which
+// examples have been visited; nil before the first visit or with Recompute. The slices alias
+// the model's storage: copy or write them out before the next Update.
+func (m *MLP) State() (aux []float32, seen []bool) { return m.aux, m.seen }
+
+// Restore replaces the kept auxiliaries with a copy of aux and seen as State returned them
+// (nil, nil: nothing visited). It changes nothing when their sizes do not fit the model.
+func (m *MLP) Restore(aux []float32, seen []bool) error {
+	if aux == nil && seen == nil {
+		m.aux, m.seen = nil, nil
+		return nil
+	}
+	if m.cfg.Recompute || len(seen) != m.cfg.DatasetSize || len(aux) != m.cfg.DatasetSize*m.per {
+		return fmt.Errorf("lifted: restored state of %d auxiliaries for %d examples does not fit %d examples of %d floats (recompute %v)", len(aux), len(seen), m.cfg.DatasetSize, m.per, m.cfg.Recompute)
+	}
+	m.aux, m.seen = append([]float32(nil), aux...), append([]bool(nil), seen...)
+	return nil
+}
+
+// ProximalSolve replaces w (In×Out, row-major) by (I + c·XᵀX)⁻¹ w, X the n×In block inputs:
+// the data-dependent map of the implicit W-update (Eq. 17 with the sign corrected, reading
+// §2.5), by Cholesky of the In×In SPD matrix.
+func ProximalSolve(w, in []float32, n, nIn, nOut int, c float64) error {
+	if len(w) != nIn*nOut || len(in) < n*nIn || !(c >= 0) {
+		return fmt.Errorf("lifted: proximal solve of a %d×%d block from %d values with %d examples (c = %v)", nIn, nOut, len(w), n, c)
+	}
+	x := dense(in[:n*nIn], n, nIn)
+	var sys mat.SymDense
+	sys.SymOuterK(c, x.T()) // c·XᵀX
+	for i := 0; i < nIn; i++ {
+		sys.SetSym(i, i, sys.At(i, i)+1)
+	}
+	var chol mat.Cholesky
+	if !chol.Factorize(&sys) {
+		return errors.New("lifted: I + c·XᵀX is not positive definite (non-finite block inputs?)")
+	}
+	var sol mat.Dense
+	if err := chol.SolveTo(&sol, dense(w, nIn, nOut)); err != nil {
+		return fmt.Errorf("lifted: proximal solve: %w", err)
+	}
+	for i := 0; i < nIn; i++ {
+		for j := 0; j < nOut; j++ {
+			v := sol.At(i, j)
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return errors.New("lifted: the proximal solve gave a non-finite weight")
+			}
+			w[i*nOut+j] = float32(v)
+		}
+	}
+	return nil
 }
