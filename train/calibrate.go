@@ -36,7 +36,7 @@ func (t *Trainer) calibrate() (float64, error) {
 	}
 	// Replay the declared records of every planned step, all records of a step in order
 	// (run-length merged: a constant schedule gives one record of Count = planned steps).
-	var records []accounting.Step
+	var records, first []accounting.Step
 	for k := range t.total {
 		info := batchInfo(t.sampler, data.PlannedBatch(t.sampler, k), o.BatchSize)
 		recs, err := decl.DeclareStep(k, info)
@@ -46,13 +46,19 @@ func (t *Trainer) calibrate() (float64, error) {
 		if len(recs) == 0 {
 			return 0, fmt.Errorf("optimizer.noise_multiplier auto: algorithm %s declares no record for step %d: it must declare what it releases", o.Algorithm, k+1)
 		}
+		if k == 0 {
+			first = recs
+		}
 		for _, r := range recs {
 			records = accounting.AppendRecord(records, r)
 		}
 	}
 	run := t.declaredRun(probe)
 	if len(records) > 0 {
-		stop, err := resolveStop(cfg.Privacy, probeAccountants(cfg.Privacy.Accountants, run, records[:1], cfg.Privacy.Delta))
+		// Probe with every record of the first step: an accountant that covers one record of
+		// a multi-record step (DP-MBCD's certified mode, one released block) may refuse the
+		// step's next record.
+		stop, err := resolveStop(cfg.Privacy, probeAccountants(cfg.Privacy.Accountants, run, first, cfg.Privacy.Delta))
 		if err != nil {
 			return 0, err
 		}

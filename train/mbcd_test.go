@@ -35,7 +35,8 @@ func TestDPMBCDEndToEnd(t *testing.T) {
 		t.Errorf("mbcd-certified: %+v, want its refusal of a second block", g)
 	}
 
-	auto, _ := newTrainer(t, append(slices.Clone(mbcdOverrides), "optimizer.noise_multiplier=auto", "privacy.target_epsilon=0.5")...)
+	auto, _ := newTrainer(t, append(slices.Clone(mbcdOverrides), "optimizer.noise_multiplier=auto", "privacy.target_epsilon=0.5",
+		"privacy.stop_accountant=mbcd", "privacy.stop_on_uncertified_bound=true")...)
 	as, err := auto.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +48,7 @@ func TestDPMBCDEndToEnd(t *testing.T) {
 	// declarer. With η = 0.5 (L_F = 0.5) ε plateaus within 1e-5 of its final value from step
 	// 21 on, so the live stop may end the run a few steps early; ε never passes the target.
 	lin, _ := newTrainer(t, append(slices.Clone(mbcdOverrides), "optimizer.noise_multiplier=auto", "privacy.target_epsilon=0.5",
-		"optimizer.dp_mbcd.noise_control=linear", "optimizer.dp_mbcd.linear_rate=0.5")...)
+		"privacy.stop_accountant=mbcd", "privacy.stop_on_uncertified_bound=true", "optimizer.dp_mbcd.noise_control=linear", "optimizer.dp_mbcd.linear_rate=0.5")...)
 	ls, err := lin.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -85,6 +86,15 @@ func TestMBCDBaselineAndRefusals(t *testing.T) {
 	}
 	if _, err := New(context.Background(), cfg, Options{}); err == nil || !strings.Contains(err.Error(), "model.bias false") {
 		t.Errorf("an MLP with biases: %v", err)
+	}
+	// Calibration probes every record of the first step: mbcd-certified accepts block 0's
+	// record but refuses block 1's, so it must not be picked as the certified stop accountant.
+	cfg, err = ParseConfig([]byte(synthetic), append(slices.Clone(mbcdOverrides), "optimizer.noise_multiplier=auto", "privacy.target_epsilon=0.5", "output.dir="+t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(context.Background(), cfg, Options{}); err == nil || !strings.Contains(err.Error(), "no configured accountant gives a certified bound") {
+		t.Errorf("calibrating DP-MBCD with only mbcd-certified certified: %v", err)
 	}
 }
 
