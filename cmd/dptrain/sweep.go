@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dptrain/dptrain/train"
+	"github.com/dptrain/dptrain/train/sweep"
+)
+
+func init() { subcommands = append(subcommands, newSweepCmd) }
+
+func newSweepCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sweep",
+		Short: "Benchmark suites: plan a grid of runs, run it locally or on Slurm, collect tables and plots",
+		Long: `A suite file (benchmarks/suites/*.yaml) names base configs and a grid of axes (algorithms,
+datasets, target ε, batch sizes, seeds, any --set key). Plan it into a directory, run the cells
+locally or as a Slurm job array, and collect results.csv, results.json, results.md and plots.`,
+		Example: `  dptrain sweep plan benchmarks/suites/optimizers-fmnist.yaml --out runs/opt
+  dptrain sweep run runs/opt --workers 2
+  dptrain sweep collect runs/opt
+  dptrain sweep emit --slurm runs/opt --cpus-per-task 4 --concurrent 16 && bash runs/opt/slurm/submit.sh`,
+	}
+	cmd.AddCommand(newSweepPlanCmd(a), newSweepRunCmd(a), newSweepRunCellCmd(a), newSweepCollectCmd(a), newSweepEmitCmd(a))
+	return cmd
+}
+
+func newSweepPlanCmd(a *app) *cobra.Command {
+	var (
+		out  string
+		sets []string
+	)
+	cmd := &cobra.Command{
+		Use:   "plan SUITE --out DIR",
+		Short: "Resolve every cell of a suite into a config in DIR, and write the cell table",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return fmt.Errorf("--out DIR is required: the directory that will hold the cells")
+			}
+			s, err := sweep.LoadSuite(args[0])
+			if err != nil {
+				return err
+			}
+			p, err := sweep.MakePlan(s, out, sets)
+			if err != nil {
+				return err
+			}
+			b, err := os.ReadFile(filepath.Join(p.Dir(), sweep.CellsTable))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d cells planned in %s\n%s", s.Name, len(p.Cells), out, b)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "plan directory")
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a config key in every cell, after the suite's own (repeatable): --set training.epochs=1")
+	return cmd
+}
+
+func newSweepRunCmd(a *app) *cobra.Command {
+	var workers int
+	cmd := &cobra.Command{
+		Use:   "run DIR",
+		Short: "Run the unfinished cells of a plan locally with a pool of worker processes (resumable)",
+		Long: `Runs every unfinished cell in its own dptrain process, at most --workers at a time, each
+with the machine's CPUs divided among the workers (OPENBLAS_NUM_THREADS, GOMAXPROCS). Finished
+cells are skipped and interrupted ones resume from their checkpoints, so run it again after an
+interruption. Each cell's output goes to its log.txt.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := sweep.LoadPlan(args[0])
+			if err != nil {
+				return err
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			a.log.Infof("running %d cells of %s with %d workers, %d BLAS threads each", len(p.Cells), p.Suite, workers, sweep.Threads(workers))
+			rep, err := sweep.RunLocal(ctx, p, workers, func(ctx context.Context, i int) *exec.Cmd {
+				return exec.CommandContext(ctx, exe, "--log-level", a.logLevel, "sweep", "run-cell", p.Dir(), "--index", strconv.Itoa(i), "--no-progress")
+			})
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d ran, %d skipped (finished before), %d failed, %d not yet available\n",
+				p.Suite, rep.Ran, rep.Skipped, rep.Failed, rep.Unavailable)
+			for i, e := range rep.Errors {
+				fmt.Fprintf(cmd.OutOrStdout(), "  cell %d: %s\n", i, e)
+			}
+			if err != nil {
+				return err
+			}
+			if rep.Failed > 0 {
+				return fmt.Errorf("%d cells failed: see their log.txt, fix, and run `dptrain sweep run %s` again", rep.Failed, args[0])
+			}
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&workers, "workers", 1, "cells run at once")
+	return cmd
+}
+
+func newSweepRunCellCmd(a *app) *cobra.Command {
+	var (
+		index  int
+		noProg bool
+	)
+	cmd := &cobra.Command{
+		Use:   "run-cell DIR --index I",
+		Short: "Run one cell of a plan (for any scheduler: skips a finished cell, resumes an interrupted one)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := sweep.LoadPlan(args[0])
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			opts := train.Options{Log: a.log}
+			if !noProg {
+				opts.Progress = a.errw
+			}
+			sum, err := sweep.RunCell(ctx, p, index, opts)
+			if err != nil {
+				return err
+			}
+			return printSummary(cmd, sum, false)
+		},
+	}
+	cmd.Flags().IntVar(&index, "index", -1, "cell index (the first column of cells.tsv)")
+	cmd.Flags().BoolVar(&noProg, "no-progress", false, "do not draw the progress bar")
+	return cmd
+}
+
+func newSweepCollectCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "collect DIR",
+		Short: "Write results.csv, results.json, results.md and plots for a plan, listing cells that did not finish",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := sweep.LoadPlan(args[0])
+			if err != nil {
+				return err
+			}
+			r, err := sweep.Collect(p)
+			if err != nil {
+				return err
+			}
+			if err := sweep.WriteResults(p.Dir(), r); err != nil {
+				return err
+			}
+			return r.WriteMarkdown(cmd.OutOrStdout())
+		},
+	}
+}
+
+func newSweepEmitCmd(a *app) *cobra.Command {
+	var (
+		slurm bool
+		o     sweep.SlurmOptions
+	)
+	cmd := &cobra.Command{
+		Use:   "emit --slurm DIR",
+		Short: "Write an sbatch job array for a plan, a collector job after it, and submit.sh",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !slurm {
+				return fmt.Errorf("say which scheduler: --slurm (the only one supported)")
+			}
+			p, err := sweep.LoadPlan(args[0])
+			if err != nil {
+				return err
+			}
+			if o.Executable == "" {
+				if o.Executable, err = os.Executable(); err != nil {
+					return err
+				}
+			}
+			files, err := sweep.EmitSlurm(p, o)
+			if err != nil {
+				return err
+			}
+			for _, f := range files {
+				fmt.Fprintln(cmd.OutOrStdout(), f)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "submit with: bash %s\n", files[len(files)-1])
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&slurm, "slurm", false, "emit a Slurm job array")
+	cmd.Flags().StringVar(&o.Executable, "executable", "", "absolute path of dptrain on the cluster (default: this binary)")
+	cmd.Flags().IntVar(&o.Concurrent, "concurrent", 0, "at most this many cells at once (--array=...%K; 0: no limit)")
+	cmd.Flags().IntVar(&o.CPUsPerTask, "cpus-per-task", 2, "CPUs (and BLAS threads) per cell")
+	cmd.Flags().StringVar(&o.Time, "time", "", "--time limit per cell, e.g. 04:00:00")
+	cmd.Flags().StringVar(&o.Partition, "partition", "", "Slurm partition")
+	return cmd
+}

@@ -1,0 +1,82 @@
+package sweep
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/train"
+)
+
+// ErrUnavailable is returned by RunCell for a cell whose value is marked unavailable in the
+// suite.
+var ErrUnavailable = errors.New("cell not available")
+
+// Done reports whether cell i has finished (its run wrote summary.json).
+func (p *Plan) Done(i int) bool {
+	_, err := os.Stat(filepath.Join(p.RunDir(i), train.SummaryFile))
+	return err == nil
+}
+
+// RunCell trains cell i of the plan. A finished cell is not run again (its summary is
+// returned); a cell with a checkpoint resumes from it, so its privacy ledger continues. A
+// failure is also written to the cell's error.txt for Collect.
+func RunCell(ctx context.Context, p *Plan, i int, opts train.Options) (*train.Summary, error) {
+	c, err := p.cell(i)
+	if err != nil {
+		return nil, err
+	}
+	if c.Unavailable != "" {
+		return nil, fmt.Errorf("cell %d (%s): %w: %s", i, c.ID, ErrUnavailable, c.Unavailable)
+	}
+	if p.Done(i) {
+		return readSummary(filepath.Join(p.RunDir(i), train.SummaryFile))
+	}
+	sum, err := runCell(ctx, p, i, opts)
+	errPath := filepath.Join(p.CellDir(i), ErrorFile)
+	if err != nil {
+		if werr := data.WriteFileAtomic(errPath, func(w io.Writer) error {
+			_, e := fmt.Fprintln(w, err)
+			return e
+		}); werr != nil {
+			return nil, fmt.Errorf("%w (and writing %s: %v)", err, errPath, werr)
+		}
+		return nil, err
+	}
+	os.Remove(errPath)
+	return sum, nil
+}
+
+func runCell(ctx context.Context, p *Plan, i int, opts train.Options) (*train.Summary, error) {
+	cfg, err := train.LoadConfig(p.ConfigFile(i), nil)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Output.Dir != p.RunDir(i) {
+		return nil, fmt.Errorf("%s: output.dir is %s, the plan expects %s: the plan directory was moved; plan the suite again in its new place", p.ConfigFile(i), cfg.Output.Dir, p.RunDir(i))
+	}
+	_, err = os.Stat(filepath.Join(cfg.Output.Dir, train.CheckpointFile))
+	opts.Resume = err == nil
+	t, err := train.New(ctx, cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	return t.Run(ctx)
+}
+
+func readSummary(path string) (*train.Summary, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	s := new(train.Summary)
+	if err := json.Unmarshal(b, s); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}

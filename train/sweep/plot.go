@@ -1,0 +1,135 @@
+package sweep
+
+import (
+	"fmt"
+	"image/color"
+	"io"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// palette gives each group (algorithm, dataset, ...) a colour, in the table's order
+// (Tableau 10).
+var palette = []color.RGBA{
+	{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255},
+	{148, 103, 189, 255}, {140, 86, 75, 255}, {227, 119, 194, 255}, {127, 127, 127, 255},
+	{188, 189, 34, 255}, {23, 190, 207, 255},
+}
+
+// shapes gives each accounting mode a marker, in order of appearance.
+var shapes = []draw.GlyphDrawer{
+	draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{},
+	draw.PlusGlyph{}, draw.RingGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{},
+}
+
+var dashes = [][]vg.Length{
+	nil, {vg.Points(6), vg.Points(2)}, {vg.Points(2), vg.Points(2)}, {vg.Points(8), vg.Points(2), vg.Points(2), vg.Points(2)},
+}
+
+// PlotAccuracyEpsilon draws test accuracy (mean over seeds, with ± std bars) against ε: one
+// colour per group, one marker per accounting mode, so that one run appears once per mode.
+func (r *Results) PlotAccuracyEpsilon(w io.Writer) error {
+	p := plot.New()
+	p.Title.Text = r.Suite + ": test accuracy against ε"
+	p.X.Label.Text = "ε (per accounting mode; marker = mode)"
+	p.Y.Label.Text = "test accuracy (mean ± std over seeds)"
+	p.X.Min, p.Y.Max = 0, 1
+	legend := plot.NewLegend()
+	modes := r.Modes()
+	for gi, g := range r.Groups {
+		if g.Seeds == 0 {
+			continue
+		}
+		col := palette[gi%len(palette)]
+		for mi, m := range modes {
+			for _, e := range g.Epsilon {
+				if e.Mode != m || e.Error != "" {
+					continue
+				}
+				pts := plotter.XYs{{X: e.Epsilon, Y: g.AccuracyMean}}
+				sc, err := plotter.NewScatter(pts)
+				if err != nil {
+					return err
+				}
+				sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(4), Shape: shapes[mi%len(shapes)]}
+				bars, err := plotter.NewYErrorBars(errPoints{pts, g.AccuracyStd})
+				if err != nil {
+					return err
+				}
+				bars.LineStyle.Color = col
+				p.Add(sc, bars)
+				legend.Add(fmt.Sprintf("%s · %s (%s): ε %.3g", g.name(), m, e.Label, e.Epsilon), sc)
+			}
+		}
+	}
+	return save(p, legend, w)
+}
+
+type errPoints struct {
+	plotter.XYs
+	std float64
+}
+
+func (e errPoints) YError(int) (float64, float64) { return e.std, e.std }
+
+// PlotEpsilonSteps draws ε against steps for the first finished cell of every group: one colour
+// per group, one dash pattern per accounting mode.
+func (r *Results) PlotEpsilonSteps(w io.Writer) error {
+	p := plot.New()
+	p.Title.Text = r.Suite + ": ε against steps"
+	p.X.Label.Text = "steps"
+	p.Y.Label.Text = "ε"
+	p.X.Min, p.Y.Min = 0, 0
+	legend := plot.NewLegend()
+	modes := r.Modes()
+	for gi, g := range r.Groups {
+		key, _ := groupKey(Cell{Labels: g.Labels})
+		for _, c := range r.Cells {
+			if k, _ := groupKey(c.Cell); k != key || c.Summary == nil {
+				continue
+			}
+			for mi, m := range modes {
+				pts := c.Curve[m]
+				if len(pts) == 0 {
+					continue
+				}
+				xy := make(plotter.XYs, len(pts))
+				for i, q := range pts {
+					xy[i] = plotter.XY{X: q.X, Y: q.Y}
+				}
+				l, sc, err := plotter.NewLinePoints(xy)
+				if err != nil {
+					return err
+				}
+				col := palette[gi%len(palette)]
+				l.LineStyle.Color = col
+				l.LineStyle.Width = vg.Points(1.5)
+				l.LineStyle.Dashes = dashes[mi%len(dashes)]
+				sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(2), Shape: shapes[mi%len(shapes)]}
+				p.Add(l, sc)
+				legend.Add(fmt.Sprintf("%s · %s (seed %s)", g.name(), m, c.Label(SeedAxis)), l, sc)
+			}
+			break
+		}
+	}
+	return save(p, legend, w)
+}
+
+// save draws the plot with its legend beside the axes, so that no entry hides a point.
+func save(p *plot.Plot, legend plot.Legend, w io.Writer) error {
+	const width, height, legendWidth = 12 * vg.Inch, 6 * vg.Inch, 4.2 * vg.Inch
+	p.Add(plotter.NewGrid())
+	c := vgimg.New(width, height)
+	dc := draw.New(c)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	p.Draw(draw.Crop(dc, 0, -legendWidth, 0, 0))
+	legend.Top, legend.Left = true, true
+	legend.Draw(draw.Crop(draw.Crop(dc, width-legendWidth, 0, 0, 0), vg.Points(8), 0, 0, -vg.Points(30)))
+	_, err := vgimg.PngCanvas{Canvas: c}.WriteTo(w)
+	return err
+}
