@@ -92,7 +92,10 @@ func runProcess(ctx context.Context, p *Plan, i int, threads string, work Worker
 	defer log.Close()
 	cmd := work(ctx, i)
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.Env = append(os.Environ(), "OPENBLAS_NUM_THREADS="+threads, "GOMAXPROCS="+threads)
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env, "OPENBLAS_NUM_THREADS="+threads, "GOMAXPROCS="+threads)
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("cell %d (%s): %v (see %s)", i, p.Cells[i].ID, err, logPath)
 	}

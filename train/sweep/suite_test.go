@@ -1,0 +1,76 @@
+package sweep
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestCellsAreTheGridProduct(t *testing.T) {
+	s, err := LoadSuite("testdata/tiny.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := s.Cells()
+	want := []struct {
+		id          string
+		set         []string
+		unavailable string
+	}{
+		{"dp-sgd_1", []string{"training.steps=20", "seed=1"}, ""},
+		{"dp-sgd_2", []string{"training.steps=20", "seed=2"}, ""},
+		{"dp-sgd-sgd_1", []string{"training.steps=20", "optimizer.update=sgd", "optimizer.learning_rate=1", "seed=1"}, ""},
+		{"dp-sgd-sgd_2", []string{"training.steps=20", "optimizer.update=sgd", "optimizer.learning_rate=1", "seed=2"}, ""},
+		{"future_1", []string{"training.steps=20", "seed=1"}, "not written yet"},
+		{"future_2", []string{"training.steps=20", "seed=2"}, "not written yet"},
+	}
+	if len(cells) != len(want) {
+		t.Fatalf("%d cells, want %d", len(cells), len(want))
+	}
+	for i, w := range want {
+		c := cells[i]
+		if c.Index != i || c.ID != w.id || !slices.Equal(c.Set, w.set) || c.Unavailable != w.unavailable {
+			t.Errorf("cell %d = %+v, want %+v", i, c, w)
+		}
+		if c.Config != filepath.Join("testdata", "synthetic.yaml") {
+			t.Errorf("cell %d config %q, want the suite's, relative to the suite file", i, c.Config)
+		}
+	}
+}
+
+func TestLoadSuiteRejects(t *testing.T) {
+	cases := []struct{ name, text, want string }{
+		{"no name", "axes: [{name: a, values: [{label: x}]}]", "name is empty"},
+		{"no axes", "name: s", "no axes"},
+		{"repeated axis", "name: s\naxes: [{name: a, values: [{label: x}]}, {name: a, values: [{label: y}]}]", "repeated"},
+		{"empty axis", "name: s\naxes: [{name: a}]", "has no values"},
+		{"repeated label", "name: s\naxes: [{name: a, values: [{label: x}, {label: x}]}]", "repeated"},
+		{"slash in label", "name: s\naxes: [{name: a, values: [{label: x/y}]}]", "slash"},
+		{"unknown key", "name: s\ngrid: []", "field grid not found"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "s.yaml")
+			if err := os.WriteFile(path, []byte(c.text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := LoadSuite(path)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want one containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestPlanRejectsABadOverride(t *testing.T) {
+	s, err := LoadSuite("testdata/tiny.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = MakePlan(s, t.TempDir(), []string{"optimizer.learning_rat=1"})
+	if err == nil || !strings.Contains(err.Error(), "cell dp-sgd_1") {
+		t.Fatalf("error %v, want the first cell's config rejected, naming the cell", err)
+	}
+}
