@@ -1,7 +1,8 @@
 # dptrain: the two commands a new user needs are `make demo` and `make test` (README.md).
 #
 # Both install what is missing first: on Debian as root, libopenblas-dev (fast BLAS) and
-# dataset-fashion-mnist (the real dataset that works offline); Go modules through the module
+# dataset-fashion-mnist (the real dataset that works offline), slurm-wlm and munge (the single-node
+# Slurm cluster that the sweep test starts on 127.0.0.1); Go modules through the module
 # proxy. Without root, or without the packages, the build falls back to the pure-Go BLAS and
 # tests that need a dataset say how to get it and skip.
 
@@ -28,13 +29,13 @@ all: build
 deps:
 	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		missing=""; \
-		for p in libopenblas-dev dataset-fashion-mnist; do \
+		for p in libopenblas-dev dataset-fashion-mnist slurm-wlm munge; do \
 			dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; \
 		done; \
 		if [ -n "$$missing" ]; then \
 			echo "deps: installing Debian packages:$$missing"; \
 			(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null) \
-				|| echo "deps: apt-get failed; continuing with pure-Go BLAS and without Fashion-MNIST"; \
+				|| echo "deps: apt-get failed; continuing with what is installed (tests that need the rest say so and skip)"; \
 		fi; \
 	else \
 		dpkg -s libopenblas-dev >/dev/null 2>&1 || echo "deps: not root: using pure-Go BLAS (for speed: sudo apt-get install libopenblas-dev)"; \
