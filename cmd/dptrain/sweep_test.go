@@ -1,0 +1,74 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dptrain/dptrain/train/sweep"
+)
+
+// ciSized shrinks benchmarks/suites/optimizers-fmnist.yaml to a CI-sized run: 2000 training
+// examples, batch 256, one epoch.
+var ciSized = []string{"--set", "data.train_subset=2000", "--set", "data.test_subset=1000", "--set", "optimizer.batch_size=256", "--set", "training.epochs=1"}
+
+// TestOptimizersFMNISTCISized plans the headline suite on real Fashion-MNIST in a CI-sized form,
+// runs it with 2 local workers (this test binary acting as dptrain), runs it again (every cell
+// skipped), and collects the table: every available algorithm at ε = 3 under RDP, DP-MBCD and
+// DP-ULR listed as not yet available.
+func TestOptimizersFMNISTCISized(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the CI-sized optimizers-fmnist sweep")
+	}
+	const fmnist = "/usr/share/datasets/fashion-mnist"
+	if _, err := os.Stat(fmnist); err != nil {
+		t.Skip("Fashion-MNIST not found at " + fmnist + " (install Debian's dataset-fashion-mnist)")
+	}
+	t.Setenv(asMainEnv, "1") // the workers are this test binary acting as dptrain
+	dir := filepath.Join(t.TempDir(), "plan")
+	args := append([]string{"sweep", "plan", "../../benchmarks/suites/optimizers-fmnist.yaml", "--out", dir}, ciSized...)
+	if _, _, err := runDptrain(t, args...); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runDptrain(t, "sweep", "run", dir, "--workers", "2")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "9 ran, 0 skipped (finished before), 0 failed, 6 not yet available") {
+		t.Errorf("first run: %s", out)
+	}
+	if out, _, err = runDptrain(t, "sweep", "run", dir, "--workers", "2"); err != nil || !strings.Contains(out, "0 ran, 9 skipped") {
+		t.Errorf("second run: %v %s; want every cell skipped", err, out)
+	}
+	md, _, err := runDptrain(t, "sweep", "collect", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + md)
+	for _, want := range []string{"| dp-sgd | 3/3 |", "| modelmix | 3/3 |", "| dp-sgld | 3/3 |", "(paper)", "not yet available: DP-MBCD", "not yet available: DP-ULR", sweep.PrivacyNote} {
+		if !strings.Contains(md, want) {
+			t.Errorf("table lacks %q", want)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, sweep.ResultsJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r sweep.Results
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range r.Groups[:3] {
+		for _, e := range g.Epsilon {
+			// Every run stops before the step that would exceed ε = 3 under RDP.
+			if e.Mode == "rdp" && (e.Error != "" || e.Epsilon > 3 || e.Label != "certified") {
+				t.Errorf("%v: RDP ε %+v, want certified and at most the target 3", g.Labels, e)
+			}
+		}
+		if g.AccuracyMean < 0.15 {
+			t.Errorf("%v: accuracy %.3f, want above chance (0.10)", g.Labels, g.AccuracyMean)
+		}
+	}
+}
