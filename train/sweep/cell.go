@@ -34,6 +34,11 @@ func RunCell(ctx context.Context, p *Plan, i int, opts train.Options) (*train.Su
 	if c.Unavailable != "" {
 		return nil, fmt.Errorf("cell %d (%s): %w: %s", i, c.ID, ErrUnavailable, c.Unavailable)
 	}
+	release, err := lockCell(p, i)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	if p.Done(i) {
 		return readSummary(filepath.Join(p.RunDir(i), train.SummaryFile))
 	}

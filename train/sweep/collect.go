@@ -52,6 +52,8 @@ type Group struct {
 	WallSec   float64             `json:"wall_s_total"`
 	// Unavailable is the reason the group's cells cannot run yet, if so.
 	Unavailable string `json:"unavailable,omitempty"`
+	// Reference is the published result for the group's setting, if the suite gives one.
+	Reference string `json:"reference,omitempty"`
 }
 
 // Results are a collected plan.
@@ -128,7 +130,7 @@ func group(cells []CellResult) []Group {
 	}
 	var gs []Group
 	for _, k := range order {
-		g := Group{Labels: labels[k], Cells: len(byKey[k])}
+		g := Group{Labels: labels[k], Cells: len(byKey[k]), Reference: byKey[k][0].Reference}
 		var acc []float64
 		eps := map[string]train.ModeEpsilon{}
 		var modes []string

@@ -92,6 +92,7 @@ func runProcess(ctx context.Context, p *Plan, i int, threads string, work Worker
 	defer log.Close()
 	cmd := work(ctx, i)
 	cmd.Stdout, cmd.Stderr = log, log
+	dieWithParent(cmd)
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
 	}

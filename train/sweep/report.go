@@ -110,6 +110,13 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 		head = append(head, "ε "+m)
 	}
 	head = append(head, "steps", "ms/step", "wall (s)")
+	refs := false
+	for _, g := range r.Groups {
+		refs = refs || g.Reference != ""
+	}
+	if refs {
+		head = append(head, "published")
+	}
 	fmt.Fprintf(&b, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat(" --- |", len(head)))
 	for _, g := range r.Groups {
 		var row []string
@@ -122,6 +129,9 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 				row = append(row, "")
 			}
 			row = append(row, "", "", "")
+			if refs {
+				row = append(row, g.Reference)
+			}
 			fmt.Fprintf(&b, "| %s |\n", strings.Join(row, " | "))
 			continue
 		}
@@ -144,6 +154,9 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 			row = append(row, "", "", "")
 		} else {
 			row = append(row, fmt.Sprintf("%.0f", g.Steps), fmt.Sprintf("%.1f", g.MsPerStep), fmt.Sprintf("%.0f", g.WallSec))
+		}
+		if refs {
+			row = append(row, g.Reference)
 		}
 		fmt.Fprintf(&b, "| %s |\n", strings.Join(row, " | "))
 	}

@@ -112,7 +112,7 @@ func TestRunLocalThenCollect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| dp-sgd | 2/2 |", "(certified)", "ε rdp", "ε pld", "not yet available: not written yet", PrivacyNote} {
+	for _, want := range []string{"| dp-sgd | 2/2 |", "(certified)", "ε rdp", "ε pld", "not yet available: not written yet", "| published |", "| 42% (a made-up paper) |", PrivacyNote} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("results.md lacks %q:\n%s", want, md)
 		}
@@ -226,5 +226,17 @@ func TestResumeAfterKill(t *testing.T) {
 	}
 	if sum.TestAccuracy != want.TestAccuracy {
 		t.Errorf("accuracy %g after a kill at step %d, %g uninterrupted: the resumed run is not the same run", sum.TestAccuracy, killedAt, want.TestAccuracy)
+	}
+}
+
+func TestACellRunsInOneProcessAtATime(t *testing.T) {
+	p := planTiny(t)
+	release, err := lockCell(p, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if _, err := RunCell(context.Background(), p, 0, train.Options{}); err == nil || !strings.Contains(err.Error(), "being run by another process") {
+		t.Fatalf("second runner of a locked cell: %v", err)
 	}
 }

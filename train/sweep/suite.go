@@ -29,6 +29,9 @@ type Suite struct {
 	Axes []Axis `yaml:"axes"`
 	// Seeds, when given, adds a last axis named "seed" that sets the config's seed.
 	Seeds []uint64 `yaml:"seeds"`
+	// References are published numbers printed beside the cells they describe (the paper's
+	// accuracy for a setting, for example).
+	References []Reference `yaml:"references"`
 
 	dir string // the suite file's directory: config paths are relative to it
 }
@@ -49,6 +52,13 @@ type Value struct {
 	// reason is listed in the plan and in the collected table (for example an algorithm that
 	// is not in the framework yet).
 	Unavailable string `yaml:"unavailable"`
+}
+
+// Reference is a published result for the cells whose labels match Where (axis name → label;
+// axes not named match any label).
+type Reference struct {
+	Where map[string]string `yaml:"where"`
+	Value string            `yaml:"value"`
 }
 
 // LoadSuite reads and checks a suite file.
@@ -102,6 +112,13 @@ func (s *Suite) check() error {
 			labels[v.Label] = true
 		}
 	}
+	for _, r := range s.References {
+		for axis := range r.Where {
+			if !names[axis] {
+				return fmt.Errorf("reference %q: where names axis %s, which the suite does not have", r.Value, axis)
+			}
+		}
+	}
 	return nil
 }
 
@@ -116,6 +133,8 @@ type Cell struct {
 	Config      string   `json:"base_config,omitempty"`
 	Set         []string `json:"set,omitempty"`
 	Unavailable string   `json:"unavailable,omitempty"`
+	// Reference is the published result for this cell's setting, if the suite gives one.
+	Reference string `json:"reference,omitempty"`
 }
 
 // Label is an axis name and the cell's value on it.
@@ -136,6 +155,7 @@ func (s *Suite) Cells() []Cell {
 				ids[k] = l.Value
 			}
 			c.ID = strings.Join(ids, "_")
+			c.Reference = s.reference(c)
 			cells = append(cells, c)
 			return
 		}
@@ -168,4 +188,19 @@ func (c Cell) Label(axis string) string {
 		}
 	}
 	return ""
+}
+
+// reference joins the values of the references that match the cell.
+func (s *Suite) reference(c Cell) string {
+	var vs []string
+	for _, r := range s.References {
+		match := true
+		for axis, label := range r.Where {
+			match = match && c.Label(axis) == label
+		}
+		if match {
+			vs = append(vs, r.Value)
+		}
+	}
+	return strings.Join(vs, "; ")
 }

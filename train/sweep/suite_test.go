@@ -34,6 +34,9 @@ func TestCellsAreTheGridProduct(t *testing.T) {
 		if c.Index != i || c.ID != w.id || !slices.Equal(c.Set, w.set) || c.Unavailable != w.unavailable {
 			t.Errorf("cell %d = %+v, want %+v", i, c, w)
 		}
+		if ref := (c.Label("algorithm") == "dp-sgd-sgd"); ref != (c.Reference == "42% (a made-up paper)") {
+			t.Errorf("cell %d reference %q: want it on dp-sgd-sgd cells only", i, c.Reference)
+		}
 		if c.Config != filepath.Join("testdata", "synthetic.yaml") {
 			t.Errorf("cell %d config %q, want the suite's, relative to the suite file", i, c.Config)
 		}
@@ -49,6 +52,7 @@ func TestLoadSuiteRejects(t *testing.T) {
 		{"repeated label", "name: s\naxes: [{name: a, values: [{label: x}, {label: x}]}]", "repeated"},
 		{"slash in label", "name: s\naxes: [{name: a, values: [{label: x/y}]}]", "slash"},
 		{"unknown key", "name: s\ngrid: []", "field grid not found"},
+		{"reference to no axis", "name: s\naxes: [{name: a, values: [{label: x}]}]\nreferences: [{where: {b: x}, value: v}]", "does not have"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
