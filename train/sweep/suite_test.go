@@ -78,3 +78,21 @@ func TestPlanRejectsABadOverride(t *testing.T) {
 		t.Fatalf("error %v, want the first cell's config rejected, naming the cell", err)
 	}
 }
+
+// Every shipped suite must plan: its configs parse and validate with every cell's overrides.
+func TestShippedSuitesPlan(t *testing.T) {
+	files, err := filepath.Glob("../../benchmarks/suites/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no suites found: %v", err)
+	}
+	for _, f := range files {
+		s, err := LoadSuite(f)
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		if _, err := MakePlan(s, t.TempDir(), nil); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
