@@ -33,13 +33,8 @@ var dashes = [][]vg.Length{
 // PlotAccuracyEpsilon draws test accuracy (mean over seeds, with ± std bars) against ε: one
 // colour per group, one marker per accounting mode, so that one run appears once per mode.
 func (r *Results) PlotAccuracyEpsilon(w io.Writer) error {
-	p := plot.New()
-	p.Title.Text = r.Suite + ": test accuracy against ε"
-	p.X.Label.Text = "ε (per accounting mode; marker = mode)"
-	p.Y.Label.Text = "test accuracy (mean ± std over seeds)"
-	p.X.Min, p.Y.Max = 0, 1
-	legend := plot.NewLegend()
-	modes := r.Modes()
+	p, legend, modes := r.newPlot("test accuracy against ε", "ε (per accounting mode; marker = mode)", "test accuracy (mean ± std over seeds)")
+	p.Y.Max = 1
 	for gi, g := range r.Groups {
 		if g.Seeds == 0 {
 			continue
@@ -79,13 +74,8 @@ func (e errPoints) YError(int) (float64, float64) { return e.std, e.std }
 // PlotEpsilonSteps draws ε against steps for the first finished cell of every group: one colour
 // per group, one dash pattern per accounting mode.
 func (r *Results) PlotEpsilonSteps(w io.Writer) error {
-	p := plot.New()
-	p.Title.Text = r.Suite + ": ε against steps"
-	p.X.Label.Text = "steps"
-	p.Y.Label.Text = "ε"
-	p.X.Min, p.Y.Min = 0, 0
-	legend := plot.NewLegend()
-	modes := r.Modes()
+	p, legend, modes := r.newPlot("ε against steps", "steps", "ε")
+	p.Y.Min = 0
 	for gi, g := range r.Groups {
 		key, _ := groupKey(Cell{Labels: g.Labels})
 		for _, c := range r.Cells {
@@ -117,6 +107,15 @@ func (r *Results) PlotEpsilonSteps(w io.Writer) error {
 		}
 	}
 	return save(p, legend, w)
+}
+
+// newPlot starts a plot of the suite with its x axis from 0, an empty legend and the modes.
+func (r *Results) newPlot(title, x, y string) (*plot.Plot, plot.Legend, []string) {
+	p := plot.New()
+	p.Title.Text = r.Suite + ": " + title
+	p.X.Label.Text, p.Y.Label.Text = x, y
+	p.X.Min = 0
+	return p, plot.NewLegend(), r.Modes()
 }
 
 // save draws the plot with its legend beside the axes, so that no entry hides a point.
