@@ -1,6 +1,10 @@
 package optim
 
-import "math"
+import (
+	"errors"
+	"fmt"
+	"math"
+)
 
 // Norm2 returns the Euclidean norm of g, accumulated in float64.
 func Norm2(g []float32) float64 {
@@ -11,19 +15,27 @@ func Norm2(g []float32) float64 {
 	return math.Sqrt(s)
 }
 
+// ErrNotFiniteVector is the error of ClipL2 and ClipL2Linf for a vector with a NaN or
+// infinite coordinate: it has no direction to keep, and setting it to zero would silently
+// drop an example (or reset a model), so the caller must say what to fix.
+var ErrNotFiniteVector = errors.New("the vector to clip has a NaN or infinite coordinate")
+
 // ClipL2 scales g in place to min(1, c/‖g‖₂)·g, the per-sample clipping CP(g, c) of Abadi et al.
-// (2016), and reports whether it changed g. c = +Inf leaves a finite g unchanged; a gradient
-// with a NaN or infinite coordinate is set to 0.
-func ClipL2(g []float32, c float64) bool {
+// (2016), and reports whether it changed g. c = +Inf leaves a finite g unchanged. A g with a
+// NaN or infinite coordinate is left as it is and the error wraps ErrNotFiniteVector.
+func ClipL2(g []float32, c float64) (bool, error) {
 	norm := Norm2(g)
 	if math.IsNaN(norm) || math.IsInf(norm, 0) {
-		// A non-finite gradient has no direction to keep: dropping it bounds the example's
-		// contribution (by 0) where a NaN would reveal it in the released sum.
-		clear(g)
-		return true
+		for i, v := range g {
+			if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+				return false, fmt.Errorf("%w (coordinate %d of %d is %v)", ErrNotFiniteVector, i, len(g), v)
+			}
+		}
+		// Finite coordinates whose squares overflow float64 cannot occur for float32 input.
+		return false, fmt.Errorf("%w (norm %v)", ErrNotFiniteVector, norm)
 	}
 	if !(norm > c) {
-		return false
+		return false, nil
 	}
 	s := c / norm
 	for i, v := range g {
@@ -36,16 +48,16 @@ func ClipL2(g []float32, c float64) bool {
 			g[i] = math.Nextafter32(v, 0)
 		}
 	}
-	return true
+	return true, nil
 }
 
 // ClipL2Linf is Algorithm 2 of ModelMix (seed-003 §3): l2 clipping to c, then truncation of
 // every coordinate to [−c/√p, c/√p]. Afterwards ‖g‖₂ ≤ c and ‖g‖∞ ≤ c/√p. It reports whether
-// either step changed g. p ≤ 1 is plain l2 clipping.
-func ClipL2Linf(g []float32, c float64, p int) bool {
-	clipped := ClipL2(g, c)
-	if p <= 1 {
-		return clipped
+// either step changed g. p ≤ 1 is plain l2 clipping. A non-finite g is an error, as for ClipL2.
+func ClipL2Linf(g []float32, c float64, p int) (bool, error) {
+	clipped, err := ClipL2(g, c)
+	if err != nil || p <= 1 {
+		return clipped, err
 	}
 	bound := c / math.Sqrt(float64(p))
 	b32 := float32(bound)
@@ -60,5 +72,5 @@ func ClipL2Linf(g []float32, c float64, p int) bool {
 			g[i], clipped = -b32, true
 		}
 	}
-	return clipped
+	return clipped, nil
 }

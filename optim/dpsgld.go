@@ -48,6 +48,8 @@ type DPSGLD struct {
 	xbuf   []float32
 	k      int
 	inited bool
+	// initErr is Init's error (a non-finite θ_0), returned by the first Step.
+	initErr error
 }
 
 // NewDPSGLD returns a DP-SGLD optimizer after checking the constants and the step-size
@@ -101,7 +103,10 @@ func (o *DPSGLD) Steps() int { return o.k }
 // It must be called once before the first Step.
 func (o *DPSGLD) Init(params []float32) {
 	o.noise.FillGaussian(params, math.Sqrt(2*o.cfg.Sigma*o.cfg.Sigma/o.cfg.Constants.StrongConvexity))
-	ProjectL2Ball(params, o.cfg.Constants.Radius)
+	if err := ProjectL2Ball(params, o.cfg.Constants.Radius); err != nil {
+		o.initErr = fmt.Errorf("optim: DP-SGLD's initial draw θ_0 ~ N(0, 2σ²/λ·I) is not finite (%w): σ = %g and λ = optimizer.dp_sgld.regularization = %g must give a finite variance",
+			err, o.cfg.Sigma, o.cfg.Constants.StrongConvexity)
+	}
 	o.inited = true
 }
 
@@ -110,6 +115,9 @@ func (o *DPSGLD) Init(params []float32) {
 func (o *DPSGLD) Step(m GradientOracle, b Batch, info BatchInfo) (Result, error) {
 	if !o.inited {
 		return Result{}, errors.New("optim: DP-SGLD was not initialised: call Init(params) before the first step (θ_0 must be drawn from the projected Gaussian)")
+	}
+	if o.initErr != nil {
+		return Result{}, o.initErr
 	}
 	switch info.Sampling {
 	case accounting.WithoutReplacement, accounting.FullBatch:
@@ -151,7 +159,9 @@ func (o *DPSGLD) Step(m GradientOracle, b Batch, info BatchInfo) (Result, error)
 		params[i] = float32(th - eta*(float64(g)+lambda*th))
 	}
 	o.noise.AddGaussian(params, math.Sqrt(2*eta)*o.cfg.Sigma)
-	ProjectL2Ball(params, c.Radius)
+	if err := ProjectL2Ball(params, c.Radius); err != nil {
+		return Result{}, fmt.Errorf("optim: DP-SGLD step %d: the iterate is not finite after the update with η = %g (%w): lower optimizer.learning_rate (or set optimizer.dp_sgld.decreasing: true)", o.k+1, eta, err)
+	}
 	rec := o.record(p, eta)
 	o.k++
 	return Result{Records: []accounting.Step{rec}, Stats: st, StepSize: eta}, nil
@@ -178,13 +188,18 @@ func (o *DPSGLD) boundFeatures(b Batch, r float64) (Batch, error) {
 			b.X = o.xbuf
 			copied = true
 		}
-		ClipL2(b.X[i*d:(i+1)*d], r)
+		if _, err := ClipL2(b.X[i*d:(i+1)*d], r); err != nil {
+			return b, fmt.Errorf("optim: DP-SGLD: the features of example %d of the batch are not finite (%w): bounding them to ‖x‖₂ ≤ data.feature_norm = %g needs finite inputs; repair or drop the example in the dataset, or check data.normalize",
+				i, err, r)
+		}
 	}
 	return b, nil
 }
 
 // ProjectL2Ball projects θ onto the l2 ball of radius r: θ ← θ·min(1, r/‖θ‖₂). The result's
-// norm, computed in float64, never exceeds r.
-func ProjectL2Ball(theta []float32, r float64) {
-	ClipL2(theta, r)
+// norm, computed in float64, never exceeds r. A non-finite θ is left as it is and is an error
+// wrapping ErrNotFiniteVector.
+func ProjectL2Ball(theta []float32, r float64) error {
+	_, err := ClipL2(theta, r)
+	return err
 }

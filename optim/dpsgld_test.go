@@ -1,6 +1,7 @@
 package optim
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -73,7 +74,6 @@ func TestSoftmaxGradientBound(t *testing.T) {
 	for trial := range 500 {
 		noise.FillGaussian(m.params, float64(1+trial%20))
 		noise.FillGaussian(x, 1)
-		ClipL2(x, 0) // x = 0 then rescale below
 		noise.FillGaussian(x, 1)
 		s := rx / Norm2(x)
 		for i := range x {
@@ -302,5 +302,48 @@ func TestDPSGLDRecords(t *testing.T) {
 		if _, err := o.Step(model, b, tc.info); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: error %v, want one mentioning %q", tc.info, err, tc.want)
 		}
+	}
+}
+
+// A non-finite input feature or iterate stops DP-SGLD with an error that names the fix; it is
+// never clipped to a silent zero.
+func TestDPSGLDNonFiniteIsAnError(t *testing.T) {
+	const dim, classes, m = 5, 3, 3
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	for _, tc := range []struct {
+		name string
+		bad  int // example whose first feature is set to val
+		val  float32
+		want []string
+	}{
+		{"NaN feature", 2, nan, []string{"example 2", "not finite", "data.feature_norm", "coordinate 0 of 5 is NaN"}},
+		{"Inf feature", 0, inf, []string{"example 0", "data.feature_norm", "+Inf"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := SoftmaxLangevinConstants(1, classes, 0.1, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o, err := NewDPSGLD(DPSGLDConfig{Sigma: 1, Constants: c, Schedule: LangevinDecreasing{c.Smoothness, c.StrongConvexity}}, NewSeededNoise(1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			model := newSoftmaxModel(dim, classes)
+			o.Init(model.params)
+			x := make([]float32, m*dim)
+			for i := range x {
+				x[i] = 0.1
+			}
+			x[tc.bad*dim] = tc.val
+			_, err = o.Step(model, Batch{X: x, Y: []int32{0, 1, 2}, N: m}, BatchInfo{Sampling: accounting.WithoutReplacement, BatchSize: m, DatasetSize: 30})
+			if !errors.Is(err, ErrNotFiniteVector) {
+				t.Fatalf("err = %v, want ErrNotFiniteVector", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
 	}
 }

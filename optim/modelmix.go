@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"sync/atomic"
 
 	"github.com/dptrain/dptrain/accounting"
@@ -176,13 +177,30 @@ func (o *ModelMix) gradSum(m GradientOracle, b Batch) (Stats, error) {
 		}
 		return m.ClippedGradSum(b, c, o.grad, o.norms[:b.N])
 	}
-	var clipped atomic.Int64
-	st, err := m.PerSampleGradSum(b, func(_ int, g []float32) {
-		if ClipL2Linf(g, c, parts) {
+	var (
+		clipped  atomic.Int64
+		mu       sync.Mutex
+		firstBad error
+	)
+	st, err := m.PerSampleGradSum(b, func(i int, g []float32) {
+		ok, err := ClipL2Linf(g, c, parts)
+		if err != nil {
+			clear(g) // the sum is discarded: the step fails below
+			mu.Lock()
+			if firstBad == nil {
+				firstBad = fmt.Errorf("optim: ModelMix: the gradient of example %d of the batch is not finite (%w): lower optimizer.learning_rate, or normalise the inputs (data.normalize)", i, err)
+			}
+			mu.Unlock()
+			return
+		}
+		if ok {
 			clipped.Add(1)
 		}
 	}, o.grad)
 	st.Clipped = int(clipped.Load())
+	if err == nil && firstBad != nil {
+		err = firstBad
+	}
 	return st, err
 }
 

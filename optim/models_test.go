@@ -156,7 +156,9 @@ func TestDPSGLDRealLogreg(t *testing.T) {
 	grad := make([]float32, len(nw.Params()))
 	bounded := Batch{X: append([]float32(nil), data.X...), Y: data.Y, N: n}
 	for i := range n {
-		ClipL2(bounded.X[i*d:(i+1)*d], c.FeatureNorm)
+		if _, err := ClipL2(bounded.X[i*d:(i+1)*d], c.FeatureNorm); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for trial := range 3 {
 		noise.FillGaussian(nw.Params(), float64(trial+1))

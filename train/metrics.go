@@ -16,8 +16,9 @@ import (
 	"github.com/dptrain/dptrain/data"
 )
 
-// MetricsWriter appends one record per step to metrics.jsonl and metrics.csv in a run
-// directory. Each line is written whole and flushed, so a crash loses at most the line being
+// MetricsWriter appends one record per step to MetricsJSONL and MetricsCSV in a directory (a
+// run's PrivatePath: the training loss, accuracy and batch size are not covered by the
+// guarantee). Each line is written whole and flushed, so a crash loses at most the line being
 // written; on resume, lines past the checkpoint's step are dropped (the files are rewritten
 // atomically) so the metrics match the restored state.
 type MetricsWriter struct {
@@ -51,7 +52,7 @@ func OpenMetrics(dir string, modes []string, resumeStep, every int) (*MetricsWri
 	if every < 1 {
 		every = 1
 	}
-	jpath, cpath := filepath.Join(dir, "metrics.jsonl"), filepath.Join(dir, "metrics.csv")
+	jpath, cpath := filepath.Join(dir, MetricsJSONL), filepath.Join(dir, MetricsCSV)
 	if resumeStep > 0 {
 		if err := truncateMetrics(jpath, cpath, resumeStep); err != nil {
 			return nil, err

@@ -99,19 +99,19 @@ func TestResumeWithoutCheckpointIsAnError(t *testing.T) {
 func TestKeepsLastCheckpointsAndRemovesTemps(t *testing.T) {
 	dir := t.TempDir()
 	runUntilCrash(t, dir, 25)
-	got := olderCheckpoints(dir)
-	want := []string{filepath.Join(dir, "checkpoint-00000020.dpt"), filepath.Join(dir, "checkpoint-00000010.dpt")}
+	got := olderCheckpoints(PrivatePath(dir))
+	want := []string{PrivatePath(dir, "checkpoint-00000020.dpt"), PrivatePath(dir, "checkpoint-00000010.dpt")}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("kept %v, want %v", got, want)
 	}
-	if c, err := LoadCheckpoint(filepath.Join(dir, CheckpointFile)); err != nil || c.Header.Step != 20 {
+	if c, err := LoadCheckpoint(PrivatePath(dir, CheckpointFile)); err != nil || c.Header.Step != 20 {
 		t.Fatalf("checkpoint.dpt: %v, want step 20", err)
 	}
-	stale := []string{".checkpoint.dpt.tmp-123", ".metrics.jsonl.tmp-9", ModelFile + ".tmp42"}
+	stale := []string{filepath.Join(PrivateDir, ".checkpoint.dpt.tmp-123"), filepath.Join(PrivateDir, ".metrics.jsonl.tmp-9"), ModelFile + ".tmp42"}
 	for _, s := range stale {
 		os.WriteFile(filepath.Join(dir, s), []byte("half"), 0o644)
 	}
-	os.WriteFile(filepath.Join(dir, CheckpointFile), []byte("DPTCKPT1 torn"), 0o644) // damaged newest
+	os.WriteFile(PrivatePath(dir, CheckpointFile), []byte("DPTCKPT1 torn"), 0o644) // damaged newest
 	if _, err := resume(t, dir, Options{}); err == nil || !strings.Contains(err.Error(), "checkpoint-00000020.dpt") {
 		t.Errorf("damaged checkpoint.dpt: %v, want the error to name the older checkpoints", err)
 	}
@@ -133,22 +133,22 @@ func TestKeepsLastCheckpointsAndRemovesTemps(t *testing.T) {
 func TestResumeRepairsTornMetricsAndContinuesElapsed(t *testing.T) {
 	dir := t.TempDir()
 	runUntilCrash(t, dir, 15)
-	f, _ := os.OpenFile(filepath.Join(dir, "metrics.csv"), os.O_APPEND|os.O_WRONLY, 0)
+	f, _ := os.OpenFile(PrivatePath(dir, MetricsCSV), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString("16,0.8,240,0.3") // a write cut by a full disk
 	f.Close()
-	ck, _ := LoadCheckpoint(filepath.Join(dir, CheckpointFile))
+	ck, _ := LoadCheckpoint(PrivatePath(dir, CheckpointFile))
 	if !(ck.Header.ElapsedSec > 0) {
 		t.Fatalf("checkpoint elapsed_s = %v", ck.Header.ElapsedSec)
 	}
 	if _, err := resume(t, dir, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := os.ReadFile(filepath.Join(dir, "metrics.csv"))
+	b, _ := os.ReadFile(PrivatePath(dir, MetricsCSV))
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	if len(lines) != 31 || !strings.HasPrefix(lines[11], "11,") || !strings.HasPrefix(lines[30], "30,") {
 		t.Errorf("metrics.csv has %d lines (want a header and 30 rows, one per step):\n%s", len(lines), b)
 	}
-	jf, _ := os.Open(filepath.Join(dir, "metrics.jsonl"))
+	jf, _ := os.Open(PrivatePath(dir, MetricsJSONL))
 	defer jf.Close()
 	sc := bufio.NewScanner(jf)
 	for sc.Scan() {

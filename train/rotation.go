@@ -12,17 +12,20 @@ import (
 	"github.com/sirupsen/logrus"
 )
 
-// Checkpoint rotation. Every checkpoint is written to its own file, checkpoint-<step>.dpt, and
-// checkpoint.dpt is made to point at the newest (a hard link, or a copy where links are not
-// supported). The newest training.keep_checkpoints step files are kept, so that a damaged
+// Checkpoint rotation. Every checkpoint is written to its own file, checkpoint-<step>.dpt in the
+// run's PrivateDir, and checkpoint.dpt there is made to point at the newest (a hard link, or a
+// copy where links are not supported). The newest training.keep_checkpoints step files are kept, so that a damaged
 // newest file still leaves an older one to resume from with --resume-from.
 
 // stepCheckpointName is the file name of the checkpoint taken after step.
 func stepCheckpointName(step int) string { return fmt.Sprintf("checkpoint-%08d.dpt", step) }
 
+// stepCheckpointGlob matches every stepCheckpointName.
+const stepCheckpointGlob = "checkpoint-[0-9]*.dpt"
+
 // olderCheckpoints lists the step checkpoints in dir, newest first.
 func olderCheckpoints(dir string) []string {
-	m, _ := filepath.Glob(filepath.Join(dir, "checkpoint-[0-9]*.dpt"))
+	m, _ := filepath.Glob(filepath.Join(dir, stepCheckpointGlob))
 	slices.Sort(m)
 	slices.Reverse(m)
 	return m
@@ -30,7 +33,7 @@ func olderCheckpoints(dir string) []string {
 
 // checkpoint writes the run's state after step and rotates the kept checkpoints.
 func (t *Trainer) checkpoint(step int) error {
-	dir := t.cfg.Output.Dir
+	dir := PrivatePath(t.cfg.Output.Dir)
 	c, err := t.snapshotCheckpoint(step)
 	if err != nil {
 		return err

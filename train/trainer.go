@@ -53,7 +53,8 @@ type Options struct {
 	Oracle func(optim.GradientOracle) optim.GradientOracle
 }
 
-// Files in a run's output directory.
+// Files in a run's output directory: ModelFile, SummaryFile and ConfigFile at the top,
+// CheckpointFile (the newest checkpoint) in PrivateDir (see PrivatePath).
 const (
 	CheckpointFile = "checkpoint.dpt"
 	ModelFile      = "model.dpm"
@@ -239,14 +240,18 @@ func (t *Trainer) declaredRun(opt optim.Optimizer) accounting.Run {
 }
 
 // Run trains to the end (or to the privacy target) and returns the summary. It writes the
-// final model, a checkpoint, metrics and summary.json into the output directory.
+// final model, summary.json and config.yaml at the top of the output directory, and the
+// checkpoints and metrics, which the guarantee does not cover, into its PrivateDir.
 func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	cfg := t.cfg
 	out := cfg.Output.Dir
-	ckptPath := filepath.Join(out, CheckpointFile)
+	ckptPath := PrivatePath(out, CheckpointFile)
 	from := ckptPath
 	if t.opts.ResumeFrom != "" {
 		from = t.opts.ResumeFrom
+	}
+	if err := legacyLayout(out); err != nil {
+		return nil, err
 	}
 	if t.opts.Resume {
 		if _, err := os.Stat(from); err != nil {
@@ -256,7 +261,11 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, err
 	}
+	if err := makePrivateDir(out); err != nil {
+		return nil, err
+	}
 	removeStaleTemps(out, t.log)
+	removeStaleTemps(PrivatePath(out), t.log)
 	start := 0
 	if t.opts.Resume {
 		s, err := t.restore(from)
@@ -277,7 +286,7 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	if t.live == nil {
 		modes = nil
 	}
-	metrics, err := OpenMetrics(out, modes, start, 1)
+	metrics, err := OpenMetrics(PrivatePath(out), modes, start, 1)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -137,7 +136,7 @@ func TestResumeContinuesLedger(t *testing.T) {
 	if _, err := tr.Run(context.Background()); !errors.Is(err, errCrash) {
 		t.Fatalf("error %v, want the simulated crash", err)
 	}
-	ck, err := LoadCheckpoint(filepath.Join(dir, CheckpointFile))
+	ck, err := LoadCheckpoint(PrivatePath(dir, CheckpointFile))
 	if err != nil || ck.Header.Step != 10 {
 		t.Fatalf("checkpoint after crash: %v, step %d; want step 10", err, ck.Header.Step)
 	}
@@ -164,7 +163,7 @@ func TestResumeContinuesLedger(t *testing.T) {
 	if sum.Steps != 30 || sum.Epsilon[0].Epsilon != want.Epsilon[0].Epsilon {
 		t.Errorf("resumed run: %d steps, ε = %v; uninterrupted: 30 steps, ε = %v", sum.Steps, sum.Epsilon[0].Epsilon, want.Epsilon[0].Epsilon)
 	}
-	ck, _ = LoadCheckpoint(filepath.Join(dir, CheckpointFile))
+	ck, _ = LoadCheckpoint(PrivatePath(dir, CheckpointFile))
 	if n := ck.Header.Ledger[0].Count; len(ck.Header.Ledger) != 1 || n != 30 {
 		t.Errorf("ledger %+v, want one run of 30 steps", ck.Header.Ledger)
 	}
@@ -201,7 +200,7 @@ func TestDivergenceStopsWithCheckpointKept(t *testing.T) {
 	if !strings.Contains(err.Error(), "checkpoint") {
 		t.Errorf("error %q does not point at the last good checkpoint", err)
 	}
-	if ck, err := LoadCheckpoint(filepath.Join(cfg.Output.Dir, CheckpointFile)); err == nil {
+	if ck, err := LoadCheckpoint(PrivatePath(cfg.Output.Dir, CheckpointFile)); err == nil {
 		if !finite(ck.Vectors["params"]) {
 			t.Error("the kept checkpoint holds non-finite parameters")
 		}

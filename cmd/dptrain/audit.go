@@ -13,6 +13,7 @@ import (
 
 	bound "github.com/dptrain/dptrain/accounting/audit"
 	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/train"
 	"github.com/dptrain/dptrain/train/audit"
 )
 
@@ -124,6 +125,7 @@ func printAudit(out io.Writer, r *audit.Report) error {
 	if s.Reproducible {
 		fmt.Fprintln(out, "WARNING: a seed was set; the canaries and the noise are reproducible: this run is not for release")
 	}
-	fmt.Fprintf(out, "%.1f s; report: %s\n", s.WallSec, filepath.Join(s.OutputDir, AuditFile))
+	fmt.Fprintf(out, "%.1f s; report: %s; the run's checkpoints and metrics (operator only, not covered by the guarantee): %s\n",
+		s.WallSec, filepath.Join(s.OutputDir, AuditFile), train.PrivatePath(s.OutputDir)+string(filepath.Separator))
 	return nil
 }

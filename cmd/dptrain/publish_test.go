@@ -5,22 +5,55 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dptrain/dptrain/train"
 )
 
 // A private run's report says which of its files may be published and which are the
-// operator's only (issue 10, item 4).
+// operator's only, and the run directory is laid out that way: the public artefacts at the
+// top, the operator's files in private/ with a README saying they must not be published
+// (issue 10, item 4).
 func TestTrainSaysWhatIsPublishable(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "c.yaml")
 	os.WriteFile(cfg, []byte(synthConfig), 0o644)
-	out, _, err := runDptrain(t, "train", "--config", cfg, "--no-progress", "--set", "output.dir="+filepath.Join(dir, "run"),
+	run := filepath.Join(dir, "run")
+	out, _, err := runDptrain(t, "train", "--config", cfg, "--no-progress", "--set", "output.dir="+run,
 		"--set", "training.steps=3")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"safe to publish: model.dpm and summary.json", "operator only", "metrics.jsonl", "checkpoint*.dpt"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("train output does not say %q:\n%s", want, out)
+	var publish string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "safe to publish:") {
+			publish = l
+		}
+	}
+	for _, want := range []string{"model.dpm, summary.json and config.yaml in " + run, "operator only", "not covered by the guarantee", "everything in " + filepath.Join(run, "private") + "/"} {
+		if !strings.Contains(publish, want) {
+			t.Errorf("the publish line does not say %q:\n%s", want, out)
+		}
+	}
+	for _, f := range []string{train.ModelFile, train.SummaryFile, train.ConfigFile,
+		train.PrivatePath("", train.PrivateReadme), train.PrivatePath("", train.MetricsJSONL), train.PrivatePath("", train.MetricsCSV),
+		train.PrivatePath("", train.CheckpointFile), train.PrivatePath("", "checkpoint-00000003.dpt")} {
+		if _, err := os.Stat(filepath.Join(run, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	// Nothing else at the top: every operator file is under private/.
+	top, _ := os.ReadDir(run)
+	for _, e := range top {
+		switch e.Name() {
+		case train.ModelFile, train.SummaryFile, train.ConfigFile, train.PrivateDir:
+		default:
+			t.Errorf("%s at the top of the run directory, which holds only public files", e.Name())
+		}
+	}
+	readme, _ := os.ReadFile(train.PrivatePath(run, train.PrivateReadme))
+	for _, want := range []string{"NOT covered", "must not be published", "batch size"} {
+		if !strings.Contains(string(readme), want) {
+			t.Errorf("private/README.txt does not say %q:\n%s", want, readme)
 		}
 	}
 }

@@ -29,7 +29,7 @@ func TestSIGTERMCheckpointsAndResumesFromSavedConfig(t *testing.T) {
 	}()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		if _, err := os.Stat(filepath.Join(run, "checkpoint.dpt")); err == nil {
+		if _, err := os.Stat(train.PrivatePath(run, train.CheckpointFile)); err == nil {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -52,7 +52,7 @@ func TestSIGTERMCheckpointsAndResumesFromSavedConfig(t *testing.T) {
 	if !strings.Contains(err.Error(), "dptrain train --config "+saved+" --resume") {
 		t.Errorf("message %q does not give the command to continue", err)
 	}
-	ck, err := train.LoadCheckpoint(filepath.Join(run, "checkpoint.dpt"))
+	ck, err := train.LoadCheckpoint(train.PrivatePath(run, train.CheckpointFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,10 +29,15 @@ func newTrainCmd(a *app) *cobra.Command {
 		Short: "Train a model privately from a YAML config, with ε reported after every step",
 		Long: `Train a model from a YAML config (see configs/quickstart.yaml for every key). The live
 accountants listed in privacy.accountants report ε after every step in the progress bar and in
-metrics.jsonl / metrics.csv; training stops before the step that would exceed
-privacy.target_epsilon. The output directory receives checkpoint.dpt (atomic, every
+private/metrics.jsonl / private/metrics.csv; training stops before the step that would exceed
+privacy.target_epsilon. The output directory receives the public artefacts at its top:
+model.dpm (the final model), summary.json (ε per mode, the test evaluation) and config.yaml.
+Its private/ directory holds the operator's files, which the guarantee does not cover and which
+must not be published (private/README.txt says so): the metrics (loss and accuracy on private
+batches, the realised batch size) and the checkpoints, checkpoint.dpt (atomic, every
 training.checkpoint_every steps; the last training.keep_checkpoints are kept as
-checkpoint-<step>.dpt), model.dpm (the final model), summary.json and config.yaml.
+checkpoint-<step>.dpt). A run directory written by a dptrain before private/ existed is
+refused until its checkpoints and metrics are moved into private/.
 
 The progress line fits the terminal: on a narrow one it drops the bar, the epoch and the
 accuracies first and abbreviates the labels (c = certified, p = paper, ~ = approximate); ε of
@@ -71,8 +76,8 @@ Ctrl-C (SIGINT) and SIGTERM save a checkpoint and stop with status 130 or 143; c
 				return err
 			}
 			if sig := received(); sig != nil && sum.Interrupted {
-				return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s: %s; a checkpoint was saved. Continue with:\n  dptrain train --config %s --resume",
-					sig, sum.StoppedEarly, sum.ConfigFile)}
+				return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s: %s; a checkpoint was saved in %s. Continue with:\n  dptrain train --config %s --resume",
+					sig, sum.StoppedEarly, train.PrivatePath(sum.OutputDir, train.CheckpointFile), sum.ConfigFile)}
 			}
 			return nil
 		},
@@ -80,7 +85,7 @@ Ctrl-C (SIGINT) and SIGTERM save a checkpoint and stop with status 130 or 143; c
 	cmd.Flags().StringVar(&config, "config", "", "YAML config file")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a config key: --set optimizer.learning_rate=0.1 (repeatable)")
 	cmd.Flags().BoolVar(&resume, "resume", false, "continue from the checkpoint in output.dir (ε continues, never resets)")
-	cmd.Flags().StringVar(&from, "resume-from", "", "with --resume: continue from this checkpoint file (e.g. an older checkpoint-<step>.dpt) instead of the newest")
+	cmd.Flags().StringVar(&from, "resume-from", "", "with --resume: continue from this checkpoint file (e.g. an older private/checkpoint-<step>.dpt of the run) instead of the newest")
 	cmd.Flags().BoolVar(&allow, "allow-changes", false, "with --resume: accept changed keys that do not affect privacy accounting (learning rate, schedule, run length); they are logged and listed in summary.json")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	cmd.Flags().BoolVar(&noProg, "no-progress", false, "do not draw the progress bar")
@@ -154,8 +159,7 @@ func printSummary(cmd *cobra.Command, s *train.Summary, asJSON bool) error {
 	}
 	fmt.Fprintf(out, "%.1f s, %.1f ms/step (blas %s); model: %s\n", s.WallSec, s.MsPerStep, s.BLAS, s.ModelFile)
 	if len(s.Epsilon) > 0 {
-		fmt.Fprintf(out, "safe to publish: %s and %s (ε per mode, test evaluation); operator only, not covered by the guarantee: metrics.jsonl, metrics.csv (loss, accuracy and size of private batches) and checkpoint*.dpt (intermediate iterates)\n",
-			train.ModelFile, train.SummaryFile)
+		fmt.Fprintln(out, train.PublishLine(s.OutputDir))
 	}
 	return nil
 }

@@ -1,8 +1,10 @@
 package audit
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/dptrain/dptrain/data"
@@ -52,7 +54,11 @@ func TestCanaryContributionIsClipped(t *testing.T) {
 		o := g.wrap(zeroOracle{params: make([]float32, params)})
 		grad := make([]float32, params)
 		if c.linf > 0 {
-			_, err = o.PerSampleGradSum(optim.Batch{N: 3}, func(_ int, v []float32) { optim.ClipL2Linf(v, clip, c.linf) }, grad)
+			_, err = o.PerSampleGradSum(optim.Batch{N: 3}, func(_ int, v []float32) {
+				if _, err := optim.ClipL2Linf(v, clip, c.linf); err != nil {
+					t.Error(err)
+				}
+			}, grad)
 		} else {
 			_, err = o.ClippedGradSum(optim.Batch{N: 3}, clip, grad, nil)
 		}
@@ -147,6 +153,32 @@ func TestInputCanarySplit(t *testing.T) {
 			if out.X[j] != s.X[j] {
 				t.Fatalf("replace %v: base example changed at %d", replace, j)
 			}
+		}
+	}
+}
+
+// A canary whose coordinates overflow float32 is an error naming the config key, never a
+// canary silently clipped to zero.
+func TestCanaryNotFiniteIsAnError(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		support int
+		norm    float64
+	}{
+		{"Dirac", 1, 1e40},
+		{"spread", 4, 1e300},
+	} {
+		rng := rand.New(rand.NewPCG(1, 1))
+		g, err := newGradientCanaries([]bool{true, true}, make([]float64, 100), c.support, c.norm, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.rate = 1
+		o := g.wrap(zeroOracle{params: make([]float32, 100)})
+		grad := make([]float32, 100)
+		_, err = o.ClippedGradSum(optim.Batch{N: 2}, 1, grad, nil)
+		if !errors.Is(err, optim.ErrNotFiniteVector) || !strings.Contains(err.Error(), "lower optimizer.clip_norm") {
+			t.Errorf("%s: err = %v, want ErrNotFiniteVector naming optimizer.clip_norm", c.name, err)
 		}
 	}
 }

@@ -88,8 +88,11 @@ func (o *canaryOracle) ClippedGradSum(b optim.Batch, clip float64, grad []float3
 	if err != nil {
 		return st, err
 	}
-	o.c.inject(grad, func(g []float32) { optim.ClipL2(g, clip) })
-	return st, nil
+	err = o.c.inject(grad, func(g []float32) error {
+		_, err := optim.ClipL2(g, clip)
+		return err
+	})
+	return st, err
 }
 
 func (o *canaryOracle) PerSampleGradSum(b optim.Batch, f func(i int, g []float32), grad []float32) (optim.Stats, error) {
@@ -97,13 +100,17 @@ func (o *canaryOracle) PerSampleGradSum(b optim.Batch, f func(i int, g []float32
 	if err != nil {
 		return st, err
 	}
-	o.c.inject(grad, func(g []float32) { f(b.N, g) })
-	return st, nil
+	err = o.c.inject(grad, func(g []float32) error {
+		f(b.N, g)
+		return nil
+	})
+	return st, err
 }
 
 // inject adds, for every included canary that joins this batch (probability q, independently:
 // Poisson sampling of a dataset that holds it), its clipped gradient to grad.
-func (c *gradientCanaries) inject(grad []float32, clip func([]float32)) {
+// A canary that clip finds not finite is an error: it is never added as a silent zero.
+func (c *gradientCanaries) inject(grad []float32, clip func([]float32) error) error {
 	if len(c.buf) != len(grad) {
 		c.buf = make([]float32, len(grad))
 	}
@@ -116,7 +123,10 @@ func (c *gradientCanaries) inject(grad []float32, clip func([]float32)) {
 		for j, k := range sup {
 			c.buf[k] = sg[j] * v
 		}
-		clip(c.buf)
+		if err := clip(c.buf); err != nil {
+			clear(c.buf)
+			return fmt.Errorf("audit: gradient canary %d cannot be clipped: %w: its norm before clipping, %d × optimizer.clip_norm = %g, overflows float32; lower optimizer.clip_norm", i, err, CanaryNorm, c.norm)
+		}
 		for j, x := range c.buf {
 			if x != 0 {
 				grad[j] += x
@@ -124,6 +134,7 @@ func (c *gradientCanaries) inject(grad []float32, clip func([]float32)) {
 			}
 		}
 	}
+	return nil
 }
 
 // start records the canary coordinates of the initial model.

@@ -1,0 +1,88 @@
+package train
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// toLegacyLayout moves a run's private files to the top of its directory, where a dptrain
+// before private/ wrote them.
+func toLegacyLayout(t *testing.T, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(PrivatePath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() == PrivateReadme {
+			continue
+		}
+		if err := os.Rename(PrivatePath(dir, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.RemoveAll(PrivatePath(dir))
+}
+
+// A run directory written by an older dptrain (checkpoints and metrics at the top) is refused,
+// whether resumed, resumed from a named checkpoint or overwritten, with the command that moves
+// its files into private/; once they are moved, the run resumes.
+func TestLegacyRunDirectoryIsRefusedUntilMoved(t *testing.T) {
+	dir := t.TempDir()
+	runUntilCrash(t, dir, 15)
+	toLegacyLayout(t, dir)
+	for _, tc := range []struct {
+		name string
+		opts Options
+	}{
+		{"--resume", Options{Resume: true}},
+		{"--resume-from", Options{Resume: true, ResumeFrom: filepath.Join(dir, "checkpoint-00000010.dpt")}},
+		{"a new run", Options{}},
+	} {
+		cfg, err := LoadConfig(filepath.Join(dir, ConfigFile), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := New(context.Background(), cfg, tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = tr.Run(context.Background())
+		for _, want := range []string{"older dptrain", "mkdir -p " + PrivatePath(dir), filepath.Join(dir, CheckpointFile), filepath.Join(dir, MetricsCSV)} {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: err = %v, want it to say %q", tc.name, err, want)
+			}
+		}
+	}
+	if _, err := os.Stat(PrivatePath(dir)); err == nil {
+		t.Error("a refused run created private/")
+	}
+	// What the error says to do.
+	os.MkdirAll(PrivatePath(dir), 0o700)
+	for _, pat := range []string{"checkpoint*.dpt", "metrics.*"} {
+		m, _ := filepath.Glob(filepath.Join(dir, pat))
+		for _, f := range m {
+			if err := os.Rename(f, PrivatePath(dir, filepath.Base(f))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	sum, err := resume(t, dir, Options{})
+	if err != nil {
+		t.Fatalf("after moving the files into private/: %v", err)
+	}
+	if sum.Steps != 30 {
+		t.Errorf("resumed run: %d steps, want 30", sum.Steps)
+	}
+}
+
+// The realised (un-noised) batch size is kept in private/ metrics, never in the progress line.
+func TestProgressDoesNotShowRealisedBatchSize(t *testing.T) {
+	line := progressLine(&StepInfo{Step: 3, TotalSteps: 10, BatchSize: 48213, Loss: 0.5, Accuracy: 0.5}, nil, 20, 0)
+	if strings.Contains(line, "48213") || strings.Contains(line, "batch") {
+		t.Errorf("the progress line shows the realised batch size: %s", line)
+	}
+}
