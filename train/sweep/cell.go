@@ -65,7 +65,7 @@ func runCell(ctx context.Context, p *Plan, i int, opts train.Options) (*train.Su
 	if cfg.Output.Dir != p.RunDir(i) {
 		return nil, fmt.Errorf("%s: output.dir is %s, the plan expects %s: the plan directory was moved; plan the suite again in its new place", p.ConfigFile(i), cfg.Output.Dir, p.RunDir(i))
 	}
-	_, err = os.Stat(filepath.Join(cfg.Output.Dir, train.CheckpointFile))
+	_, err = os.Stat(train.PrivatePath(cfg.Output.Dir, train.CheckpointFile))
 	opts.Resume = err == nil
 	t, err := train.New(ctx, cfg, opts)
 	if err != nil {

@@ -27,7 +27,7 @@ type CellResult struct {
 	// Error is the failure (error.txt) or the reason the cell is unavailable.
 	Error   string         `json:"error,omitempty"`
 	Summary *train.Summary `json:"summary,omitempty"`
-	// Curve is ε against steps per mode, from the run's metrics.jsonl.
+	// Curve is ε against steps per mode, from the run's private/metrics.jsonl (only its ε).
 	Curve map[string][]Point `json:"-"`
 }
 
@@ -85,7 +85,7 @@ func Collect(p *Plan) (*Results, error) {
 				return nil, err
 			}
 			cr.Status, cr.Summary = StatusDone, s
-			if cr.Curve, err = readCurve(filepath.Join(p.RunDir(i), "metrics.jsonl")); err != nil {
+			if cr.Curve, err = readCurve(train.PrivatePath(p.RunDir(i), train.MetricsJSONL)); err != nil {
 				return nil, err
 			}
 		default:

@@ -10,8 +10,9 @@ import (
 	"github.com/dptrain/dptrain/train"
 )
 
-// readCurve reads ε against steps, per accounting mode, from a run's metrics.jsonl. A missing
-// file gives no curve.
+// readCurve reads ε against steps, per accounting mode, from a run's private/metrics.jsonl (only
+// ε is read: the training loss and accuracy there stay with the operator). A missing file gives
+// no curve.
 func readCurve(path string) (map[string][]Point, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {

@@ -102,6 +102,12 @@ func TestRunLocalThenCollect(t *testing.T) {
 			t.Errorf("group %s: mean ± std %g ± %g, cells give %v", g.name(), g.AccuracyMean, g.AccuracyStd, accs)
 		}
 	}
+	// Every finished cell's ε curve is read from its run's private/ metrics.
+	for _, c := range r.Cells {
+		if c.Summary != nil && (len(c.Curve) != 2 || len(c.Curve["rdp"]) == 0) {
+			t.Errorf("cell %d: ε curve %v, want rdp and pld from %s", c.Index, c.Curve, train.PrivatePath(p.RunDir(c.Index), train.MetricsJSONL))
+		}
+	}
 	if r.Groups[2].Unavailable != "not written yet" {
 		t.Errorf("unavailable group: %+v", r.Groups[2])
 	}
@@ -175,7 +181,7 @@ var resumeSets = []string{"privacy.accountants=[rdp]", "training.steps=300", "tr
 // again: the cell resumes (the ledger continues) and ends where an uninterrupted twin ends.
 func TestResumeAfterKill(t *testing.T) {
 	p := planTiny(t, resumeSets...)
-	ckpt := filepath.Join(p.RunDir(0), train.CheckpointFile)
+	ckpt := train.PrivatePath(p.RunDir(0), train.CheckpointFile)
 	cmd := testWorker(p)(context.Background(), 0)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
