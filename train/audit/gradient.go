@@ -28,6 +28,8 @@ type gradientCanaries struct {
 	rate     float64 // q: the chance an included canary joins a step's batch
 	rng      *rand.Rand
 	buf      []float32
+	// injections counts the gradient sums the canaries were offered to since the last step.
+	injections int
 
 	// Scoring from the released iterates.
 	model  models.Model
@@ -69,7 +71,9 @@ func newGradientCanaries(included []bool, usage []float64, s int, norm float64, 
 	return c, nil
 }
 
-// wrap is train.Options.Oracle.
+// wrap is train.Options.Oracle. It hides every method of the model but the gradient sums: an
+// algorithm that asks for more (DP-ULR's forward-only access) fails at its first step rather
+// than train without the canaries; DP-ULR is refused before that by its sampling scheme.
 func (c *gradientCanaries) wrap(inner optim.GradientOracle) optim.GradientOracle {
 	return &canaryOracle{GradientOracle: inner, c: c}
 }
@@ -111,6 +115,7 @@ func (o *canaryOracle) PerSampleGradSum(b optim.Batch, f func(i int, g []float32
 // Poisson sampling of a dataset that holds it), its clipped gradient to grad.
 // A canary that clip finds not finite is an error: it is never added as a silent zero.
 func (c *gradientCanaries) inject(grad []float32, clip func([]float32) error) error {
+	c.injections++
 	if len(c.buf) != len(grad) {
 		c.buf = make([]float32, len(grad))
 	}
@@ -156,6 +161,10 @@ func (c *gradientCanaries) AfterStep(si *train.StepInfo) error {
 	if !(si.LearningRate > 0) {
 		return fmt.Errorf("audit: step %d has learning rate %v: cannot score the canaries", si.Step, si.LearningRate)
 	}
+	if c.injections == 0 && si.BatchSize > 0 {
+		return fmt.Errorf("audit: step %d took no clipped gradient sum from the model, so no gradient canary could join its batch: audit an algorithm that forms its gradients another way against the final model with --threat final-model", si.Step)
+	}
+	c.injections = 0
 	for _, r := range si.Records {
 		if s := len(c.support[0]); r.LinfParts > s {
 			return fmt.Errorf("audit: the run clips every example to l∞ ≤ C/√p with p = %d (declared by its records): a canary on %d coordinate(s) would be truncated below C; rerun with --canary-support %d", r.LinfParts, s, r.LinfParts)

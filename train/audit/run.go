@@ -5,8 +5,10 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	mrand "math/rand/v2"
 	"strings"
 
@@ -27,6 +29,22 @@ type Verdict struct {
 	// so this accountant's bound (or the implementation it accounts for) is wrong.
 	Refuted bool   `json:"refuted"`
 	Verdict string `json:"verdict"`
+}
+
+// MarshalJSON writes ε as null, with no label, when the accountant has no ε to test (Error is
+// set): JSON has no NaN, and 0 would read as a bound the audit held.
+func (v Verdict) MarshalJSON() ([]byte, error) {
+	type plain Verdict
+	out := struct {
+		plain
+		Epsilon *float64 `json:"epsilon"`
+	}{plain: plain(v)}
+	if v.Error == "" {
+		out.Epsilon = &v.Epsilon
+	} else {
+		out.Label = ""
+	}
+	return json.Marshal(out)
 }
 
 // Report is an audit's outcome.
@@ -165,8 +183,11 @@ func verdicts(modes []train.ModeEpsilon, lower, confidence float64) []Verdict {
 	out := make([]Verdict, 0, len(modes))
 	for _, e := range modes {
 		v := Verdict{Mode: e.Mode, Label: e.Label, Epsilon: e.Epsilon, Error: e.Error}
+		if v.Error == "" && (math.IsNaN(e.Epsilon) || math.IsInf(e.Epsilon, 0)) {
+			v.Error = fmt.Sprintf("ε is %v", e.Epsilon)
+		}
 		switch {
-		case e.Error != "":
+		case v.Error != "":
 			v.Verdict = "no ε to test"
 		case e.Epsilon < lower:
 			v.Refuted = true

@@ -2,9 +2,15 @@ package audit
 
 import (
 	"context"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/optim"
 	"github.com/dptrain/dptrain/train"
 )
 
@@ -118,13 +124,36 @@ func TestVerdicts(t *testing.T) {
 		{Mode: "low", Label: "paper", Epsilon: 0.5},
 		{Mode: "high", Label: "certified", Epsilon: 3},
 		{Mode: "none", Error: "does not cover the run"},
+		{Mode: "refused", Label: "certified", Epsilon: math.NaN(), Error: "refused the record after step 0"},
+		{Mode: "nan", Label: "paper", Epsilon: math.NaN()},
 	}
 	v := verdicts(modes, 1.2, 0.95)
 	if !v[0].Refuted || !strings.HasPrefix(v[0].Verdict, "REFUTED") {
 		t.Errorf("ε 0.5 < ε_lower 1.2: %+v", v[0])
 	}
-	if v[1].Refuted || v[2].Refuted || v[2].Verdict != "no ε to test" {
-		t.Errorf("verdicts %+v", v[1:])
+	if v[1].Refuted || v[1].Verdict != "not refuted" {
+		t.Errorf("ε 3 ≥ ε_lower 1.2: %+v", v[1])
+	}
+	// An accountant without an ε is neither refuted nor held, and its ε is null in the JSON
+	// (which has no NaN), with no label.
+	for _, w := range v[2:] {
+		if w.Refuted || w.Verdict != "no ε to test" || w.Error == "" {
+			t.Errorf("%s: verdict %+v, want no ε to test", w.Mode, w)
+		}
+		b, err := json.Marshal(w)
+		if err != nil {
+			t.Fatalf("%s: %v", w.Mode, err)
+		}
+		var got map[string]any
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatal(err)
+		}
+		if e, ok := got["epsilon"]; !ok || e != nil || got["label"] != nil {
+			t.Errorf("%s: JSON %s, want epsilon null and no label", w.Mode, b)
+		}
+	}
+	if b, err := json.Marshal(v[1]); err != nil || !strings.Contains(string(b), `"epsilon":3`) {
+		t.Errorf("JSON %s (%v), want epsilon 3", b, err)
 	}
 }
 
@@ -158,5 +187,87 @@ func TestAuditDPSGLDFinalModel(t *testing.T) {
 		"optimizer.dp_sgld.regularization=0.001", "optimizer.learning_rate=0.5", "privacy.accountants=[sgld,rdp]")
 	if rep.Adjacency != "replace-one" || rep.Summary.DatasetSize != 4800 || len(rep.Modes) != 2 || rep.Modes[0].Label != "paper" {
 		t.Errorf("adjacency %s, n = %d, modes %+v", rep.Adjacency, rep.Summary.DatasetSize, rep.Modes)
+	}
+}
+
+// dpULR runs DP-ULR (forward passes only) on the small config; mode is appended by the test.
+var dpULR = []string{"optimizer.algorithm=dp-ulr", "optimizer.update=adam", "optimizer.learning_rate=0.01",
+	"optimizer.sampling=poisson-with-rejection", "optimizer.min_batch_size=120", "privacy.accountants=[ulr,rdp]",
+	"training.steps=20"}
+
+// DP-ULR is audited against the final model in both modes: its input canaries are sampled
+// with rejection like any example, the step gets the model's forward-only access, and ulr's ε
+// carries the mode's label (the final-model audit sets no oracle wrapper: the step sees the
+// models.Network itself, and DP-ULR's step fails on any model without forward-only access).
+// Against all iterates it is refused before training: its Poisson batches with rejection are
+// not the plain Poisson batches gradient canaries join, and its step forms no gradient sum.
+func TestAuditDPULR(t *testing.T) {
+	for _, c := range []struct {
+		mode   string
+		threat Threat
+		label  accounting.Label
+		err    string
+	}{
+		{"paper", FinalModel, accounting.Paper, ""},
+		{"certified", FinalModel, accounting.Certified, ""},
+		{"certified", AllIterates, "", "--threat final-model"},
+	} {
+		overrides := append(append([]string(nil), dpULR...), "optimizer.dp_ulr.mode="+c.mode)
+		if c.threat == AllIterates {
+			overrides = append(overrides, "privacy.accountants=[rdp]")
+		}
+		rep, err := Run(context.Background(), parse(t, overrides...), Options{Canaries: 100, Threat: c.threat}, train.Options{})
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s, %s: error %v, want one naming %q", c.mode, c.threat, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s, %s: %v", c.mode, c.threat, err)
+		}
+		if rep.Adjacency != "add-remove" || rep.Summary.Steps != 20 || len(rep.Modes) != 2 ||
+			rep.Modes[0].Mode != "ulr" || rep.Modes[0].Label != c.label || !(rep.Modes[0].Epsilon > 0) {
+			t.Errorf("%s: adjacency %s, %d steps, modes %+v; want add-remove, 20 steps, ulr labelled %s first",
+				c.mode, rep.Adjacency, rep.Summary.Steps, rep.Modes, c.label)
+		}
+	}
+}
+
+// The all-iterates wrapper shows the step only the gradient sums, so a forward-only step
+// (DP-ULR's) cannot run without its canaries; and a step that takes no gradient sum from the
+// wrapper fails the audit instead of leaving its canaries out unnoticed.
+func TestGradientCanariesNeedTheGradientSum(t *testing.T) {
+	nw, err := models.New(models.Spec{Kind: "mlp", Input: []int{5}, Classes: 3, Hidden: []int{4}, Activation: "tanh"}, rand.New(rand.NewPCG(6, 6)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := newGradientCanaries(make([]bool, 4), make([]float64, len(nw.Params())), 1, 1, rand.New(rand.NewPCG(7, 7)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := g.wrap(nw).(optim.ForwardOracle); ok {
+		t.Error("the wrapped network offers forward-only access, which no canary joins")
+	}
+	g.start(nw)
+	for _, c := range []struct {
+		name   string
+		inject bool
+		batch  int
+		err    string
+	}{
+		{"gradient sum taken", true, 10, ""},
+		{"empty batch", false, 0, ""},
+		{"no gradient sum", false, 10, "--threat final-model"},
+	} {
+		if c.inject {
+			if err := g.inject(make([]float32, len(nw.Params())), func([]float32) error { return nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		err := g.AfterStep(&train.StepInfo{Step: 1, BatchSize: c.batch, LearningRate: 0.1})
+		if (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("%s: error %v, want %q", c.name, err, c.err)
+		}
 	}
 }
