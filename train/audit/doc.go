@@ -29,6 +29,10 @@
 // practice, and it can only weaken the audit.
 //
 // Any algorithm that trains through train.Trainer on its training split can be audited
-// against the final model; one whose step calls the optim.GradientOracle can be audited
-// against all iterates.
+// against the final model: the canaries are in the split before the optimizer is built, so an
+// algorithm that keeps per-example hidden state by dataset index (DP-MBCD's auxiliaries) keeps
+// it for every canary at its own index, and one that needs more of the model than gradients
+// (DP-ULR's forward-only access) gets the model itself, since this audit wraps nothing. One
+// whose step calls the optim.GradientOracle's gradient sums can be audited against all
+// iterates; a step that takes none fails that audit rather than leave its canaries out.
 package audit

@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -269,5 +270,48 @@ func TestGradientCanariesNeedTheGradientSum(t *testing.T) {
 		if (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {
 			t.Errorf("%s: error %v, want %q", c.name, err, c.err)
 		}
+	}
+}
+
+// DP-MBCD (replace-one, shuffle-once) is audited against the final model: n stays 4800, the
+// paper-labelled mbcd reports ε, mbcd-certified's refusal of a second block is "no ε to test"
+// (null in audit.json), and the lifted network keeps hidden auxiliaries for every index of the
+// audited split, the canaries' slots among them, each canary its own.
+func TestAuditDPMBCDFinalModel(t *testing.T) {
+	const m, n, hidden = 100, 4800, 32
+	cfg := parse(t, "optimizer.algorithm=dp-mbcd", "optimizer.update=sgd", "model.activation=relu", "model.bias=false",
+		"optimizer.sampling=shuffled-once", "optimizer.batch_size=480", "optimizer.noise_multiplier=50",
+		"privacy.accountants=[mbcd,mbcd-certified]", "training.steps=10") // one epoch: every example visited
+	rep, err := Run(context.Background(), cfg, Options{Canaries: m, Threat: FinalModel}, train.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Adjacency != "replace-one" || rep.Summary.DatasetSize != n || len(rep.Modes) != 2 ||
+		rep.Modes[0].Label != accounting.Paper || !(rep.Modes[0].Epsilon > 0) || rep.Modes[1].Verdict != "no ε to test" {
+		t.Fatalf("adjacency %s, n = %d, modes %+v", rep.Adjacency, rep.Summary.DatasetSize, rep.Modes)
+	}
+	if _, err := json.Marshal(rep); err != nil {
+		t.Errorf("audit.json: %v", err)
+	}
+	ck, err := train.LoadCheckpoint(train.PrivatePath(cfg.Output.Dir, train.CheckpointFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	aux, visited := ck.Vectors["optim/auxiliaries"], ck.Vectors["optim/visited"]
+	per := 2 * hidden // u_0 and x_1 per example
+	if len(visited) != n || len(aux) != n*per {
+		t.Fatalf("%d visited flags and %d auxiliaries, want %d and %d", len(visited), len(aux), n, n*per)
+	}
+	rows := map[string]int{}
+	for j := n - m; j < n; j++ {
+		row := aux[j*per : (j+1)*per]
+		if visited[j] != 1 || optim.Norm2(row) == 0 || math.IsNaN(optim.Norm2(row)) {
+			t.Fatalf("canary slot %d: visited %v, auxiliaries of norm %v", j, visited[j], optim.Norm2(row))
+		}
+		key := fmt.Sprint(row)
+		if i, ok := rows[key]; ok {
+			t.Fatalf("canary slots %d and %d share their auxiliaries", i, j)
+		}
+		rows[key] = j
 	}
 }
