@@ -7,8 +7,10 @@ import (
 )
 
 // PValue is the probability, under the null hypothesis that the audited run is (ε, δ)-DP, of
-// v or more correct guesses among r guesses about m canaries (Steinke, Nasr & Jagielski 2023:
-// Theorem 3 with the δ term of Corollary 5.4, as Appendix D computes it):
+// v or more correct guesses among r guesses about m canaries (Steinke, Nasr & Jagielski 2023,
+// arXiv:2305.08846: the main theorem's randomised-response tail with the δ term of the (ε, δ)
+// corollary, as the paper's appendix computes it; checked against the authors' published p-value
+// function, not against a theorem number):
 //
 //	q = e^ε / (1 + e^ε)                             (the accuracy of ε-DP randomised response)
 //	β = P[Binomial(r, q) ≥ v]
