@@ -11,7 +11,7 @@ import (
 // clipInPlace scales g to min(1, c/‖g‖)·g with the rounded-down float32 factor.
 func clipInPlace(g []float32, c float64) {
 	if n := norm2(g); n > c {
-		f := clipFactor(c, n)
+		f := ClipFactor(c, n)
 		for k := range g {
 			g[k] *= f
 		}
@@ -112,8 +112,8 @@ func TestClipFactorRoundsDown(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 2))
 	for range 10000 {
 		c, norm := rng.Float64()*10+1e-3, rng.Float64()*1e4+10
-		if f := clipFactor(c, norm); float64(f) > c/norm {
-			t.Fatalf("clipFactor(%g, %g) = %v > %v", c, norm, f, c/norm)
+		if f := ClipFactor(c, norm); float64(f) > c/norm {
+			t.Fatalf("ClipFactor(%g, %g) = %v > %v", c, norm, f, c/norm)
 		}
 	}
 }

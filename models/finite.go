@@ -17,9 +17,14 @@ func finiteNorm(norm float64, i int) error {
 	return nil
 }
 
-// clipFactor is min(1, clip/norm) for norm > clip, rounded down to float32 so that the clipped
-// gradient's norm never exceeds clip through rounding (DESIGN.md: round against privacy).
-func clipFactor(clip, norm float64) float32 {
+// ClipFactor is the per-example clipping scale min(1, clip/norm), rounded down to float32 so
+// that the clipped contribution's norm never exceeds clip through rounding (DESIGN.md: round
+// against privacy). Every optimizer that clips per example with SquaredNorms and ScaledSum uses
+// it; norm must be finite (see the callers' checks).
+func ClipFactor(clip, norm float64) float32 {
+	if norm <= clip {
+		return 1
+	}
 	c := clip / norm
 	f := float32(c)
 	if float64(f) > c {

@@ -343,7 +343,7 @@ func (nw *Network) ClippedGradSum(b Batch, clip float64, grad []float32, norms [
 				}
 				if norm > clip {
 					s.Clipped++
-					scale[i] = clipFactor(clip, norm)
+					scale[i] = ClipFactor(clip, norm)
 				}
 			}
 		}

@@ -223,7 +223,7 @@ func (o *DPULR) privateSum(m ForwardOracle, b Batch) (Stats, error) {
 			return st, fmt.Errorf("example %d's likelihood-ratio estimate has a non-finite norm: lower the learning rate or raise optimizer.dp_ulr.sigma_floor", d)
 		}
 		n := math.Sqrt(v)
-		scale[d] = float32(math.Min(1, o.cfg.ClipNorm/n))
+		scale[d] = models.ClipFactor(o.cfg.ClipNorm, n)
 		if n > o.cfg.ClipNorm {
 			st.Clipped++
 		}

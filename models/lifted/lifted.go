@@ -437,14 +437,8 @@ func BlockGradient(gw, w, in, target []float32, n, nIn, nOut int, clip float64, 
 		if math.IsNaN(norm) || math.IsInf(norm, 0) {
 			return 0, buf, fmt.Errorf("lifted: example %d's block gradient norm is %v: non-finite per-example quantities are refused (lower optimizer.learning_rate or the activation clips)", i, norm)
 		}
-		scale[i] = 1
+		scale[i] = models.ClipFactor(clip, norm)
 		if norm > clip {
-			// Rounded down so that the scaled contribution stays ≤ clip (against privacy).
-			c := float32(clip / norm)
-			for float64(c)*norm > clip {
-				c = math.Nextafter32(c, 0)
-			}
-			scale[i] = c
 			clipped++
 		}
 	}
