@@ -16,8 +16,9 @@ var ciSized = []string{"--set", "data.train_subset=2000", "--set", "data.test_su
 
 // TestOptimizersFMNISTCISized plans the headline suite on real Fashion-MNIST in a CI-sized form,
 // runs it with 2 local workers (this test binary acting as dptrain), runs it again (every cell
-// skipped), and collects the table: every available algorithm at ε = 3 under RDP, DP-MBCD and
-// DP-ULR listed as not yet available.
+// skipped), and collects the table: DP-SGD, ModelMix and DP-SGLD stopped at ε = 3 under RDP
+// (certified), DP-ULR under its certified ulr accountant, and DP-MBCD under its paper bound (mbcd),
+// since no certified accountant covers a multi-block lifted network.
 func TestOptimizersFMNISTCISized(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the CI-sized optimizers-fmnist sweep")
@@ -36,10 +37,10 @@ func TestOptimizersFMNISTCISized(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if !strings.Contains(out, "9 ran, 0 skipped (finished before), 0 failed, 6 not yet available") {
+	if !strings.Contains(out, "15 ran, 0 skipped (finished before), 0 failed, 0 not yet available") {
 		t.Errorf("first run: %s", out)
 	}
-	if out, _, err = runDptrain(t, "sweep", "run", dir, "--workers", "2"); err != nil || !strings.Contains(out, "0 ran, 9 skipped") {
+	if out, _, err = runDptrain(t, "sweep", "run", dir, "--workers", "2"); err != nil || !strings.Contains(out, "0 ran, 15 skipped") {
 		t.Errorf("second run: %v %s; want every cell skipped", err, out)
 	}
 	md, _, err := runDptrain(t, "sweep", "collect", dir)
@@ -47,7 +48,7 @@ func TestOptimizersFMNISTCISized(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Log("\n" + md)
-	for _, want := range []string{"| dp-sgd | 3/3 |", "| modelmix | 3/3 |", "| dp-sgld | 3/3 |", "(paper)", "not yet available: DP-MBCD", "not yet available: DP-ULR", sweep.PrivacyNote} {
+	for _, want := range []string{"| dp-sgd | 3/3 |", "| modelmix | 3/3 |", "| dp-sgld | 3/3 |", "| dp-mbcd | 3/3 |", "| dp-ulr | 3/3 |", "(paper)", sweep.PrivacyNote} {
 		if !strings.Contains(md, want) {
 			t.Errorf("table lacks %q", want)
 		}
@@ -69,6 +70,25 @@ func TestOptimizersFMNISTCISized(t *testing.T) {
 		}
 		if g.AccuracyMean < 0.15 {
 			t.Errorf("%v: accuracy %.3f, want above chance (0.10)", g.Labels, g.AccuracyMean)
+		}
+	}
+	// Each algorithm's own stop accountant, with its label; mbcd-certified refuses the
+	// multi-block network and must show no number.
+	want := []map[string]string{
+		3: {"mbcd": "paper", "mbcd-certified": ""},
+		4: {"ulr": "certified"},
+	}
+	for i := 3; i < 5; i++ {
+		g := r.Groups[i]
+		for _, e := range g.Epsilon {
+			label, ok := want[i][e.Mode]
+			switch {
+			case !ok:
+			case label == "" && e.Error == "":
+				t.Errorf("%v: %s gave ε %v, want a refusal", g.Labels, e.Mode, e.Epsilon)
+			case label != "" && (e.Error != "" || e.Epsilon > 3 || string(e.Label) != label):
+				t.Errorf("%v: %s ε %+v, want %s and at most the target 3", g.Labels, e.Mode, e, label)
+			}
 		}
 	}
 }
