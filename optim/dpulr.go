@@ -170,7 +170,7 @@ func (o *DPULR) privateSum(m ForwardOracle, b Batch) (Stats, error) {
 	if b.N == 0 {
 		return st, nil
 	}
-	tr, err := m.Trace(b)
+	tr, layers, err := o.estimates(m, b)
 	if err != nil {
 		return st, err
 	}
@@ -178,6 +178,25 @@ func (o *DPULR) privateSum(m ForwardOracle, b Batch) (Stats, error) {
 		st.Loss += l
 	}
 	st.N = b.N
+	if st.Clipped, err = o.clippedSum(tr, layers, b.N); err != nil {
+		return st, err
+	}
+	if !o.cfg.Certified {
+		for _, l := range layers {
+			o.addTopUp(l)
+		}
+	}
+	return st, nil
+}
+
+// estimates runs the clean pass, the privacy controller (Eq. 7) per layer and the noisy passes,
+// and returns the trace with every layer's per-example likelihood-ratio output gradients S:
+// example d's estimate for layer l is Ã_dᵀ S_d (dense: s_d ã_dᵀ; conv: S_d P̃_d).
+func (o *DPULR) estimates(m ForwardOracle, b Batch) (models.Trace, []ulrLayer, error) {
+	tr, err := m.Trace(b)
+	if err != nil {
+		return tr, nil, err
+	}
 	lin := m.LinearLayers()
 	layers := make([]ulrLayer, len(lin))
 	for i, l := range lin {
@@ -202,30 +221,41 @@ func (o *DPULR) privateSum(m ForwardOracle, b Batch) (Stats, error) {
 		ctl, err := ControlULRLayer(a, l0, ULRControl{Copies: o.cfg.Copies, ClipNorm: o.cfg.ClipNorm,
 			NoiseMultiplier: o.cfg.NoiseMultiplier, SigmaFloor: o.cfg.SigmaFloor, SigmaCap: o.cfg.SigmaCap})
 		if err != nil {
-			return st, fmt.Errorf("layer %s: %w", l.Name, err)
+			return tr, nil, fmt.Errorf("layer %s: %w", l.Name, err)
 		}
 		layers[i] = ulrLayer{info: l, ctl: ctl, s: make([]float32, rows*g.Out), width: w}
 	}
 	if err := o.estimate(m, b, layers); err != nil {
-		return st, err
+		return tr, nil, err
 	}
-	// Joint clipping over all layers (reading §6 A3) with the shared ghost-clipping kernels.
-	sq := make([]float64, b.N)
-	var buf []float32
+	return tr, layers, nil
+}
+
+// clippedSum adds to o.grad Σ_d min(1, C/‖g(d)‖)·g(d), where g(d) is example d's estimate over
+// all layers jointly (reading §6 A3), with the shared ghost-clipping kernels, and returns how
+// many examples were clipped. A non-finite norm is an error, never a zero scale. The layers' S
+// are scaled in place.
+func (o *DPULR) clippedSum(tr models.Trace, layers []ulrLayer, n int) (int, error) {
+	sq := make([]float64, n)
+	var (
+		buf     []float32
+		err     error
+		clipped int
+	)
 	for i, l := range layers {
 		if buf, err = models.SquaredNorms(sq, tr.Inputs[i], l.s, l.info.Geometry, buf); err != nil {
-			return st, err
+			return 0, err
 		}
 	}
-	scale := make([]float32, b.N)
+	scale := make([]float32, n)
 	for d, v := range sq {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return st, fmt.Errorf("example %d's likelihood-ratio estimate has a non-finite norm: lower the learning rate or raise optimizer.dp_ulr.sigma_floor", d)
+			return 0, fmt.Errorf("example %d's likelihood-ratio estimate has a non-finite norm: lower the learning rate or raise optimizer.dp_ulr.sigma_floor", d)
 		}
-		n := math.Sqrt(v)
-		scale[d] = models.ClipFactor(o.cfg.ClipNorm, n)
-		if n > o.cfg.ClipNorm {
-			st.Clipped++
+		nrm := math.Sqrt(v)
+		scale[d] = models.ClipFactor(o.cfg.ClipNorm, nrm)
+		if nrm > o.cfg.ClipNorm {
+			clipped++
 		}
 	}
 	for i, l := range layers {
@@ -235,13 +265,10 @@ func (o *DPULR) privateSum(m ForwardOracle, b Batch) (Stats, error) {
 		}
 		g := l.info.Geometry
 		if buf, err = models.ScaledSum(o.grad[l.info.Weight:l.info.Weight+g.In*g.Out], gb, tr.Inputs[i], l.s, scale, g, buf); err != nil {
-			return st, err
-		}
-		if !o.cfg.Certified {
-			o.addTopUp(l)
+			return 0, err
 		}
 	}
-	return st, nil
+	return clipped, nil
 }
 
 // estimate fills every layer's S = (1/(Kσ_l²)) Σ_k Loss_k z_k (Eq. 4 averaged over K copies).
