@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/accounting/ulr"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
@@ -158,8 +159,20 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Trainer, error) {
 	if o.BatchSize > n {
 		return nil, fmt.Errorf("optimizer.batch_size %d exceeds the %d training examples", o.BatchSize, n)
 	}
+	minBatch := o.MinBatchSize
+	if o.Sampling == "poisson-with-rejection" && minBatch == 0 {
+		// Unset: the largest N_B whose rejection term is negligible (seed-002 §3.6).
+		q := float64(o.BatchSize) / float64(n)
+		nb, r, err := ulr.DefaultMinBatchSize(q, n-1, ulr.DefaultRejectionBound)
+		if err != nil {
+			return nil, fmt.Errorf("optimizer.min_batch_size is unset and has no default: %w", err)
+		}
+		t.log.Infof("optimizer.min_batch_size unset: N_B = %d, the largest threshold whose rejection term (%.3g per step) is ≤ %g (seed-002 §3.6; expected batch %.1f)",
+			nb, r, ulr.DefaultRejectionBound, q*float64(n-1))
+		minBatch = nb
+	}
 	t.samplerNoise = t.noise.Split()
-	if t.sampler, err = data.NewSampler(data.Scheme(o.Sampling), n, o.BatchSize, o.MinBatchSize, t.samplerNoise.Rand()); err != nil {
+	if t.sampler, err = data.NewSampler(data.Scheme(o.Sampling), n, o.BatchSize, minBatch, t.samplerNoise.Rand()); err != nil {
 		return nil, err
 	}
 	t.total = plannedSteps(cfg.Training, t.sampler)

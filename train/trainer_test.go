@@ -1,15 +1,20 @@
 package train
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/sirupsen/logrus"
+
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/accounting/rdp"
+	"github.com/dptrain/dptrain/accounting/ulr"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
@@ -310,7 +315,7 @@ func TestPoissonWithRejectionEndToEnd(t *testing.T) {
 		over []string
 		want string
 	}{
-		{[]string{"optimizer.sampling=poisson-with-rejection"}, "min_batch_size"},
+		{[]string{"optimizer.sampling=poisson-with-rejection", "optimizer.min_batch_size=-1"}, "min_batch_size"},
 		{[]string{"optimizer.min_batch_size=10"}, "min_batch_size is set"},
 	} {
 		if _, err := ParseConfig([]byte(synthetic), tc.over); err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -321,6 +326,40 @@ func TestPoissonWithRejectionEndToEnd(t *testing.T) {
 		"optimizer.min_batch_size=235", "optimizer.noise_multiplier=auto", "privacy.target_epsilon=2"})
 	if _, err := New(context.Background(), auto, Options{}); err == nil || !strings.Contains(err.Error(), "covers this run") {
 		t.Errorf("auto with an uncovered scheme: %v, want a refusal", err)
+	}
+}
+
+// An unset min_batch_size under poisson-with-rejection defaults to the largest N_B whose
+// rejection term is ≤ 1e-10 per step (seed-002 §3.6): the sampler, the ledger and the log use it.
+func TestPoissonWithRejectionDefaultMinBatch(t *testing.T) {
+	var sizes []int
+	hook := HookFunc(func(s *StepInfo) error { sizes = append(sizes, s.BatchSize); return nil })
+	cfg, err := ParseConfig([]byte(synthetic), []string{"output.dir=" + t.TempDir(), "optimizer.sampling=poisson-with-rejection",
+		"training.steps=5", "privacy.accountants=[ulr]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, out := logrus.New(), new(bytes.Buffer)
+	log.SetOutput(out)
+	tr, err := New(context.Background(), cfg, Options{Hooks: []Hook{hook}, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := ulr.DefaultMinBatchSize(0.05, 4799, ulr.DefaultRejectionBound)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := tr.live.Ledger(); len(l) != 1 || l[0].MinBatchSize != want || want < 1 || want >= 240 {
+		t.Errorf("ledger %+v, want MinBatchSize %d in [1, 240)", l, want)
+	}
+	if slices.Min(sizes) < want {
+		t.Errorf("batch sizes %v below the default N_B = %d", sizes, want)
+	}
+	if !strings.Contains(out.String(), fmt.Sprintf("N_B = %d", want)) {
+		t.Errorf("log does not state the default N_B = %d:\n%s", want, out.String())
 	}
 }
 

@@ -141,8 +141,8 @@ func (r *Algorithms) Validate(c *Config) error {
 		bad("%s: optimizer.sampling must be %s (%s)", alg.Name, want, alg.SamplingReason)
 	}
 	switch {
-	case o.Sampling == "poisson-with-rejection" && o.MinBatchSize < 1:
-		bad("optimizer.min_batch_size = %d: poisson-with-rejection needs the rejection threshold N_B ≥ 1 (e.g. half the batch size)", o.MinBatchSize)
+	case o.Sampling == "poisson-with-rejection" && o.MinBatchSize < 0:
+		bad("optimizer.min_batch_size = %d: poisson-with-rejection needs the rejection threshold N_B ≥ 1, or 0 (unset) for the default (the largest N_B whose rejection term is ≤ 1e-10 per step)", o.MinBatchSize)
 	case o.Sampling != "poisson-with-rejection" && o.MinBatchSize != 0:
 		bad("optimizer.min_batch_size is set but optimizer.sampling is %s: it is the threshold of poisson-with-rejection; remove it or change the sampling", o.Sampling)
 	case o.MinBatchSize > o.BatchSize && o.BatchSize > 0:

@@ -171,3 +171,41 @@ func TestTheorem35Range(t *testing.T) {
 		t.Errorf("Theorem 3.5 range wrong at q = 0.01, σ = 4")
 	}
 }
+
+// DefaultMinBatchSize is the largest N_B whose rejection term is within the bound: the term at
+// N_B is ≤ bound and at N_B+1 it exceeds it (or N_B+1 passes q·N̄), on the reading's §3.6 settings;
+// a tiny expected batch is an error naming the fix.
+func TestDefaultMinBatchSize(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		q       float64
+		nbar    int
+		wantErr string
+	}{
+		{"mnist B=64", 64.0 / 60000, 59999, ""},
+		{"mnist B=200", 200.0 / 60000, 59999, ""},
+		{"mnist B=500", 500.0 / 60000, 59999, ""},
+		{"cifar B=1000", 1000.0 / 50000, 49999, ""},
+		{"paper q=0.01 N̄=1e4", 0.01, 10000, ""},
+		{"expected batch 1", 0.001, 1000, "set optimizer.min_batch_size"},
+		{"expected batch < 1", 0.0001, 1000, "raise optimizer.batch_size"},
+	} {
+		nb, r, err := DefaultMinBatchSize(tc.q, tc.nbar, DefaultRejectionBound)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%s: err = %v, want one containing %q", tc.name, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got, _ := RejectionTerm(tc.q, nb, tc.nbar); got != r || r > DefaultRejectionBound {
+			t.Errorf("%s: N_B = %d: term %g (returned %g) > bound %g", tc.name, nb, got, r, DefaultRejectionBound)
+		}
+		if next, err := RejectionTerm(tc.q, nb+1, tc.nbar); err == nil && next <= DefaultRejectionBound {
+			t.Errorf("%s: N_B = %d is not the largest: N_B+1 has term %g ≤ bound", tc.name, nb, next)
+		}
+		t.Logf("%s: default N_B = %d (q·N̄ = %.1f), rejection term %.3g", tc.name, nb, tc.q*float64(tc.nbar), r)
+	}
+}

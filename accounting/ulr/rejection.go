@@ -57,3 +57,45 @@ func logAdd(a, b float64) float64 {
 	}
 	return a + math.Log1p(math.Exp(b-a))
 }
+
+// DefaultRejectionBound is the per-step rejection term that DefaultMinBatchSize stays under:
+// it is added to every Rényi order of every step, so a million steps add at most 1e-4 to ε,
+// well below the subsampled-Gaussian term of the paper's settings (2q²α/σ0² ≥ 3e-8 at B = 64 of
+// 60 000, σ0 = 8; reading §3.6).
+const DefaultRejectionBound = 1e-10
+
+// DefaultMinBatchSize returns the largest rejection threshold N_B ≤ q·N̄ whose rejection term
+// (RejectionTerm) is at most bound, and that term: the reading's advice (seed-002 §3.6) that N_B
+// sit far enough below the expected batch q·N̄ that rejection costs nothing measurable. The term
+// grows with N_B, so the search is a bisection. It is an error when even N_B = 1 exceeds bound
+// (a tiny expected batch): then set optimizer.min_batch_size explicitly.
+func DefaultMinBatchSize(q float64, nbar int, bound float64) (int, float64, error) {
+	if !(bound > 0) {
+		return 0, 0, fmt.Errorf("ulr: rejection bound %v must be positive", bound)
+	}
+	hi := int(math.Floor(q * float64(nbar)))
+	if hi < 1 {
+		return 0, 0, fmt.Errorf("ulr: the expected batch q·N̄ = %.6g is below 1: raise optimizer.batch_size", q*float64(nbar))
+	}
+	r1, err := RejectionTerm(q, 1, nbar)
+	if err != nil {
+		return 0, 0, err
+	}
+	if r1 > bound {
+		return 0, 0, fmt.Errorf("ulr: even N_B = 1 has rejection term %.3g > %.3g at q = %.6g, N̄ = %d: set optimizer.min_batch_size explicitly and check the ulr accountant's ε", r1, bound, q, nbar)
+	}
+	lo, rlo := 1, r1 // invariant: RejectionTerm(lo) ≤ bound
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		r, err := RejectionTerm(q, mid, nbar)
+		if err != nil {
+			return 0, 0, err
+		}
+		if r <= bound {
+			lo, rlo = mid, r
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo, rlo, nil
+}
