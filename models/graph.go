@@ -20,9 +20,13 @@ const (
 	// with biases and affine parameters broadcast the ordinary way; the reference path that
 	// shares no code with the ghost-clipping arithmetic.
 	modeRef
-	// modeTrace: forward only, reading each dense/conv layer's input A (forward-only
-	// estimators such as DP-ULR's likelihood ratios; see trace.go).
+	// modeTrace: forward only, reading each dense/conv layer's input A and pre-activation
+	// output Z, and every saved (skip) tensor (forward-only estimators such as DP-ULR's
+	// likelihood ratios; see trace.go).
 	modeTrace
+	// modeResume: forward only from one dense/conv layer's pre-activation output, fed as the
+	// input together with the skip tensors saved before it (see trace.go).
+	modeResume
 )
 
 // groupNormEpsilon is added to the group variance (Wu & He 2018, eq. 1).
@@ -59,6 +63,13 @@ type tape struct {
 	// perturb, when set, holds per parameter layer the whole batch's noise to add to the
 	// dense/conv pre-activation outputs (see Network.PerturbedLosses); nil entries add none.
 	perturb [][]float32
+
+	// trace: z[j] is dense/conv layer j's pre-activation output, (n·rows)×k; saved[s] the
+	// tensor of the s-th save op. resume: saved[i] is fed to the skip tensor of save op
+	// live[i], the saves still on the stack where the graph starts.
+	z     [][]float32
+	saved [][]float32
+	live  []int
 }
 
 func inputNode(g *G.ExprGraph, name string, buf []float32, shape ...int) *G.Node {
@@ -75,16 +86,20 @@ func readInto(n *G.Node, buf []float32) *G.Node {
 	return G.Read(n, v)
 }
 
-// build compiles the network for batches of n rows.
-func (nw *Network) build(n int, m mode) (*tape, error) {
+// build compiles the network for batches of n rows. In modeResume the graph starts at the
+// pre-activation output of parameter layer from (a dense or conv op), which is its input x.
+func (nw *Network) build(n int, m mode, from int) (*tape, error) {
 	p := nw.plan
 	g := G.NewGraph()
 	t := &tape{n: n, mode: m}
 	nl := len(p.layers)
 	t.e, t.e2, t.a, t.gz, t.g2 = make([][]float32, nl), make([][]float32, nl), make([][]float32, nl), make([][]float32, nl), make([][]float32, nl)
-	in := append([]int{n}, nw.res.input...)
-	t.x = make([]float32, n*nw.inDim)
-	h := inputNode(g, "x", t.x, in...)
+	var h *G.Node
+	if m != modeResume {
+		in := append([]int{n}, nw.res.input...)
+		t.x = make([]float32, n*nw.inDim)
+		h = inputNode(g, "x", t.x, in...)
+	}
 	var (
 		wrt    []*G.Node
 		wrtBuf [][]float32
@@ -132,7 +147,21 @@ func (nw *Network) build(n int, m mode) (*tape, error) {
 			wrt = append(wrt, e)
 			wrtBuf = append(wrtBuf, t.gz[j])
 		}
-		return G.Add(z, e)
+		out, err := G.Add(z, e)
+		if err == nil && m == modeTrace {
+			t.z[j] = make([]float32, rows*l.k)
+			reads = append(reads, readInto(out, t.z[j]))
+		}
+		return out, err
+	}
+	// toNCHW turns a conv layer's (n·oh·ow)×k output into n×k×oh×ow.
+	toNCHW := func(z *G.Node, j int) (*G.Node, error) {
+		l := &p.layers[j]
+		z, err := G.Reshape(z, tensor.Shape{n, l.oh, l.ow, l.k})
+		if err != nil {
+			return nil, fmt.Errorf("models: %s: %w", l.name, err)
+		}
+		return G.ApplyOp(nhwcOp{toNCHW: true}, z)
 	}
 	conv := func(x *G.Node, j int) (*G.Node, error) {
 		l := &p.layers[j]
@@ -147,10 +176,7 @@ func (nw *Network) build(n int, m mode) (*tape, error) {
 		if err != nil {
 			return nil, err
 		}
-		if z, err = G.Reshape(z, tensor.Shape{n, l.oh, l.ow, l.k}); err != nil {
-			return nil, fmt.Errorf("models: %s: %w", l.name, err)
-		}
-		return G.ApplyOp(nhwcOp{toNCHW: true}, z)
+		return toNCHW(z, j)
 	}
 	groupNorm := func(x *G.Node, j int) (*G.Node, error) {
 		l := &p.layers[j]
@@ -186,7 +212,17 @@ func (nw *Network) build(n int, m mode) (*tape, error) {
 		}
 		return G.Add(xh, b)
 	}
-	for oi, o := range p.ops {
+	first := 0
+	if m == modeResume {
+		if first, h, stack, err = nw.resumeInputs(g, t, n, from, toNCHW); err != nil {
+			return nil, err
+		}
+	}
+	if m == modeTrace {
+		t.z = make([][]float32, nl)
+	}
+	for oi := first; oi < len(p.ops); oi++ {
+		o := p.ops[oi]
 		switch o.kind {
 		case opDense:
 			h, err = linear(h, o.p)
@@ -211,6 +247,11 @@ func (nw *Network) build(n int, m mode) (*tape, error) {
 			}
 		case opSave:
 			stack = append(stack, h)
+			if m == modeTrace {
+				buf := make([]float32, n*prod(o.out))
+				t.saved = append(t.saved, buf)
+				reads = append(reads, readInto(h, buf))
+			}
 		case opAddSave:
 			sc := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]

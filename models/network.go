@@ -32,8 +32,9 @@ type Network struct {
 }
 
 type tapeKey struct {
-	n int
-	m mode
+	n    int
+	m    mode
+	from int // modeResume: the parameter layer the graph starts at
 }
 
 var _ Model = (*Network)(nil)
@@ -145,11 +146,16 @@ func (nw *Network) bucket(m int) int {
 }
 
 func (nw *Network) tape(n int, m mode) (*tape, error) {
-	k := tapeKey{n, m}
+	return nw.tapeFrom(n, m, 0)
+}
+
+// tapeFrom is tape with the start layer of a modeResume graph.
+func (nw *Network) tapeFrom(n int, m mode, from int) (*tape, error) {
+	k := tapeKey{n, m, from}
 	if t, ok := nw.tapes[k]; ok {
 		return t, nil
 	}
-	t, err := nw.build(n, m)
+	t, err := nw.build(n, m, from)
 	if err != nil {
 		return nil, err
 	}
@@ -188,6 +194,12 @@ func (nw *Network) run(t *tape, b Batch, start, m int) error {
 			t.t[i*c+int(b.Y[start+i])] = 1
 		}
 	}
+	return nw.runLoaded(t, start, m)
+}
+
+// runLoaded refreshes t's broadcast parameter inputs, adds t's perturbation of samples
+// [start, start+m) and runs the graph on the inputs already loaded.
+func (nw *Network) runLoaded(t *tape, start, m int) error {
 	if t.mode != modeRef {
 		for j := range nw.plan.layers {
 			l := &nw.plan.layers[j]

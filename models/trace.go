@@ -3,6 +3,8 @@ package models
 import (
 	"fmt"
 	"math"
+
+	G "gorgonia.org/gorgonia"
 )
 
 // Forward-only access for estimators that never differentiate the network (DP-ULR's
@@ -40,6 +42,11 @@ type Trace struct {
 	// Inputs[i] is the input A of LinearLayers()[i] for the whole batch, (N·Rows)×In
 	// row-major (im2col patches for a conv layer).
 	Inputs [][]float32
+
+	// outputs[i] is the pre-activation output Z of LinearLayers()[i], (N·Rows)×Out, and
+	// saved[s] the tensor of the s-th save op, N×its shape: what PerturbedLossesFrom resumes
+	// from.
+	outputs, saved [][]float32
 }
 
 // Trace runs the network forward on b without gradients and returns per-example losses and
@@ -55,9 +62,10 @@ func (nw *Network) Trace(b Batch) (Trace, error) {
 			return Trace{}, fmt.Errorf("models: %s has a %s layer: forward-only estimators cover dense and conv layers only; use a model without normalisation layers", nw.res.name, nw.plan.layers[j].name)
 		}
 	}
-	tr := Trace{Loss: make([]float64, b.N), Inputs: make([][]float32, len(lin))}
+	tr := Trace{Loss: make([]float64, b.N), Inputs: make([][]float32, len(lin)), outputs: make([][]float32, len(lin))}
 	for i, l := range lin {
 		tr.Inputs[i] = make([]float32, b.N*l.Geometry.Rows*l.Geometry.In)
+		tr.outputs[i] = make([]float32, b.N*l.Geometry.Rows*l.Geometry.Out)
 	}
 	for start := 0; start < b.N; {
 		t, m, err := nw.forwardChunk(b, start, modeTrace, tr.Loss)
@@ -67,10 +75,121 @@ func (nw *Network) Trace(b Batch) (Trace, error) {
 		for i, l := range lin {
 			w := l.Geometry.Rows * l.Geometry.In
 			copy(tr.Inputs[i][start*w:(start+m)*w], t.a[l.index][:m*w])
+			w = l.Geometry.Rows * l.Geometry.Out
+			copy(tr.outputs[i][start*w:(start+m)*w], t.z[l.index][:m*w])
+		}
+		if tr.saved == nil {
+			tr.saved = make([][]float32, len(t.saved))
+			for s, v := range t.saved {
+				tr.saved[s] = make([]float32, b.N*(len(v)/t.n))
+			}
+		}
+		for s, v := range t.saved {
+			w := len(v) / t.n
+			copy(tr.saved[s][start*w:(start+m)*w], v[:m*w])
 		}
 		start += m
 	}
 	return tr, nil
+}
+
+// PerturbedLossesFrom writes into loss each example's softmax cross-entropy of a forward pass
+// with noise ((N·Rows)×Out row-major, or nil for none) added to the pre-activation output of
+// LinearLayers()[layer] only, resuming from tr = Trace(b): the layers before it are not
+// recomputed (their output is tr's, as are the skip tensors saved before it), which is what
+// Algorithm 1 of seed-002 needs, one layer's noise at a time. It equals PerturbedLosses with
+// noise on that layer alone up to float32 rounding ((AW + b) + z instead of AW + (b + z)).
+func (nw *Network) PerturbedLossesFrom(b Batch, tr Trace, layer int, noise []float32, loss []float64) error {
+	if err := nw.checkBatch(b); err != nil {
+		return err
+	}
+	lin := nw.LinearLayers()
+	if layer < 0 || layer >= len(lin) {
+		return fmt.Errorf("models: layer %d is not one of the %d dense/conv layers", layer, len(lin))
+	}
+	l := lin[layer]
+	w := l.Geometry.Rows * l.Geometry.Out
+	if len(tr.outputs) != len(lin) || len(tr.outputs[layer]) != b.N*w || len(tr.Loss) != b.N {
+		return fmt.Errorf("models: the trace is not of this %d-example batch on this network: call Trace(b) first", b.N)
+	}
+	if noise != nil && len(noise) != b.N*w {
+		return fmt.Errorf("models: noise for layer %s has %d values, want N·rows·out = %d", l.Name, len(noise), b.N*w)
+	}
+	if len(loss) < b.N {
+		return fmt.Errorf("models: %d losses for %d examples", len(loss), b.N)
+	}
+	for start := 0; start < b.N; {
+		m := min(nw.res.chunk, b.N-start)
+		t, err := nw.tapeFrom(nw.bucket(m), modeResume, l.index)
+		if err != nil {
+			return err
+		}
+		copy(t.x, tr.outputs[layer][start*w:(start+m)*w])
+		clear(t.x[m*w:])
+		if noise != nil {
+			for i, v := range noise[start*w : (start+m)*w] {
+				t.x[i] += v
+			}
+		}
+		for i, s := range t.live {
+			sw := len(t.saved[i]) / t.n
+			copy(t.saved[i], tr.saved[s][start*sw:(start+m)*sw])
+			clear(t.saved[i][m*sw:])
+		}
+		if err := nw.runLoaded(t, start, m); err != nil {
+			return err
+		}
+		if err := nw.chunkLosses(t, b, start, m, loss); err != nil {
+			return err
+		}
+		start += m
+	}
+	return nil
+}
+
+// resumeInputs builds the inputs of a modeResume graph starting at parameter layer from: the
+// layer's pre-activation output as x (a conv layer's turned to NCHW) and an input for each skip
+// tensor still saved there. It returns the index of the first op to build after them.
+func (nw *Network) resumeInputs(g *G.ExprGraph, t *tape, n, from int, toNCHW func(*G.Node, int) (*G.Node, error)) (int, *G.Node, []*G.Node, error) {
+	p := nw.plan
+	first := -1
+	for oi, o := range p.ops {
+		if (o.kind == opDense || o.kind == opConv) && o.p == from {
+			first = oi
+			break
+		}
+	}
+	l := &p.layers[from]
+	if first < 0 {
+		return 0, nil, nil, fmt.Errorf("models: %s is not a dense or conv op of the forward pass (a shortcut projection): a pass cannot resume from it", l.name)
+	}
+	var shapes [][]int // every save op's shape, in order
+	for _, o := range p.ops[:first] {
+		switch o.kind {
+		case opSave:
+			t.live = append(t.live, len(shapes))
+			shapes = append(shapes, o.out)
+		case opAddSave:
+			t.live = t.live[:len(t.live)-1]
+		case opGN:
+			return 0, nil, nil, fmt.Errorf("models: %s has GroupNorm before %s: a pass can resume only through dense, conv, pooling and activation layers", nw.res.name, l.name)
+		}
+	}
+	stack := make([]*G.Node, len(t.live))
+	t.saved = make([][]float32, len(t.live))
+	for i, s := range t.live {
+		t.saved[i] = make([]float32, n*prod(shapes[s]))
+		stack[i] = inputNode(g, fmt.Sprintf("saved%d", s), t.saved[i], append([]int{n}, shapes[s]...)...)
+	}
+	t.x = make([]float32, n*l.rows()*l.k)
+	h := inputNode(g, l.name+".Z", t.x, n*l.rows(), l.k)
+	if l.kind == kindConv {
+		var err error
+		if h, err = toNCHW(h, from); err != nil {
+			return 0, nil, nil, err
+		}
+	}
+	return first + 1, h, stack, nil
 }
 
 // PerturbedLosses runs the network forward on b with noise[i] ((N·Rows)×Out row-major, or nil
@@ -118,15 +237,21 @@ func (nw *Network) forwardChunk(b Batch, start int, md mode, loss []float64) (*t
 	if err != nil {
 		return nil, 0, err
 	}
+	return t, m, nw.chunkLosses(t, b, start, m, loss)
+}
+
+// chunkLosses writes the losses of t's samples [start, start+m) of b into loss[start:]; a
+// non-finite loss is an error.
+func (nw *Network) chunkLosses(t *tape, b Batch, start, m int, loss []float64) error {
 	c := nw.res.classes
 	for i := 0; i < m; i++ {
 		l := exampleLoss(t.logits[i*c:(i+1)*c], int(b.Y[start+i]))
 		if math.IsNaN(l) || math.IsInf(l, 0) {
-			return nil, 0, fmt.Errorf("models: example %d has a non-finite loss (%v): the network diverged or an input is not finite", start+i, l)
+			return fmt.Errorf("models: example %d has a non-finite loss (%v): the network diverged or an input is not finite", start+i, l)
 		}
 		loss[start+i] = l
 	}
-	return t, m, nil
+	return nil
 }
 
 // exampleLoss is the softmax cross-entropy of one logit row for label y, in float64.

@@ -18,6 +18,9 @@ type ForwardOracle interface {
 	LinearLayers() []models.LinearLayer
 	Trace(b Batch) (models.Trace, error)
 	PerturbedLosses(b Batch, noise [][]float32, loss []float64) error
+	// PerturbedLossesFrom is PerturbedLosses with noise on one layer only, resumed from that
+	// layer's clean output in tr = Trace(b) instead of recomputing the layers before it.
+	PerturbedLossesFrom(b Batch, tr models.Trace, layer int, noise []float32, loss []float64) error
 }
 
 // DPULRConfig configures DP-ULR (seed-002, Algorithm 1 and reading §2.8).
@@ -225,7 +228,7 @@ func (o *DPULR) estimates(m ForwardOracle, b Batch) (models.Trace, []ulrLayer, e
 		}
 		layers[i] = ulrLayer{info: l, ctl: ctl, s: make([]float32, rows*g.Out), width: w}
 	}
-	if err := o.estimate(m, b, layers); err != nil {
+	if err := o.estimate(m, b, tr, layers); err != nil {
 		return tr, nil, err
 	}
 	return tr, layers, nil
@@ -272,7 +275,9 @@ func (o *DPULR) clippedSum(tr models.Trace, layers []ulrLayer, n int) (int, erro
 }
 
 // estimate fills every layer's S = (1/(Kσ_l²)) Σ_k Loss_k z_k (Eq. 4 averaged over K copies).
-func (o *DPULR) estimate(m ForwardOracle, b Batch, layers []ulrLayer) error {
+// One layer at a time (Algorithm 1), each noisy pass resumes from the layer's clean output in
+// tr: the layers before it are reused from the clean pass, not recomputed.
+func (o *DPULR) estimate(m ForwardOracle, b Batch, tr models.Trace, layers []ulrLayer) error {
 	noise := make([][]float32, len(layers))
 	loss := make([]float64, b.N)
 	pass := func(active []int) error {
@@ -280,7 +285,13 @@ func (o *DPULR) estimate(m ForwardOracle, b Batch, layers []ulrLayer) error {
 			clear(noise[i])
 			o.noise.AddGaussian(noise[i], layers[i].ctl.Sigma)
 		}
-		if err := m.PerturbedLosses(b, noise, loss); err != nil {
+		var err error
+		if len(active) == 1 {
+			err = m.PerturbedLossesFrom(b, tr, active[0], noise[active[0]], loss)
+		} else {
+			err = m.PerturbedLosses(b, noise, loss)
+		}
+		if err != nil {
 			return err
 		}
 		for _, i := range active {

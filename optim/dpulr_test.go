@@ -37,7 +37,11 @@ func lrEstimates(t *testing.T, nw *models.Network, b Batch, sigma float64, copie
 	for i, l := range lin {
 		layers[i] = ulrLayer{info: l, ctl: ULRLayerNoise{Sigma: sigma}, s: make([]float32, b.N*l.Geometry.Rows*l.Geometry.Out)}
 	}
-	if err := o.estimate(nw, b, layers); err != nil {
+	tr, err := nw.Trace(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.estimate(nw, b, tr, layers); err != nil {
 		t.Fatal(err)
 	}
 	return layers
@@ -126,6 +130,10 @@ func (z *zeroLossModel) Trace(b Batch) (models.Trace, error) {
 	return tr, nil
 }
 func (z *zeroLossModel) PerturbedLosses(b Batch, _ [][]float32, loss []float64) error {
+	clear(loss[:b.N])
+	return nil
+}
+func (z *zeroLossModel) PerturbedLossesFrom(b Batch, _ models.Trace, _ int, _ []float32, loss []float64) error {
 	clear(loss[:b.N])
 	return nil
 }
