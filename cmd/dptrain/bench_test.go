@@ -38,3 +38,18 @@ func TestBenchMBCD(t *testing.T) {
 		t.Error("--warmup 0 accepted (the first DP-MBCD visit initialises the auxiliaries)")
 	}
 }
+
+func TestBenchULR(t *testing.T) {
+	out, _, err := runDptrain(t, "bench", "ulr", "--hidden", "8,4", "--batch", "12", "--copies", "1,2", "--rounds", "1", "--warmup", "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"mlp 784-8-4-10 gelu", "batch 12", "DP-SGD", "DP-ULR paper K=1", "DP-ULR certified K=2", "× DP-SGD"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("bench ulr output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, _, err := runDptrain(t, "bench", "ulr", "--modes", "fast"); err == nil {
+		t.Error("--modes fast accepted")
+	}
+}
