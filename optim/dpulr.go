@@ -222,7 +222,8 @@ func (o *DPULR) estimates(m ForwardOracle, b Batch) (models.Trace, []ulrLayer, e
 			l0[r] = tr.Loss[r/g.Rows]
 		}
 		ctl, err := ControlULRLayer(a, l0, ULRControl{Copies: o.cfg.Copies, ClipNorm: o.cfg.ClipNorm,
-			NoiseMultiplier: o.cfg.NoiseMultiplier, SigmaFloor: o.cfg.SigmaFloor, SigmaCap: o.cfg.SigmaCap})
+			NoiseMultiplier: o.cfg.NoiseMultiplier, SigmaFloor: o.cfg.SigmaFloor, SigmaCap: o.cfg.SigmaCap,
+			SigmaOnly: o.cfg.Certified})
 		if err != nil {
 			return tr, nil, fmt.Errorf("layer %s: %w", l.Name, err)
 		}

@@ -19,6 +19,10 @@ type ULRControl struct {
 	ClipNorm, NoiseMultiplier float64
 	// SigmaFloor and SigmaCap clamp the injected σ_l (reading §6 A5); SigmaCap 0 means none.
 	SigmaFloor, SigmaCap float64
+	// SigmaOnly computes σ_l and λ_min from M_l's eigenvalues alone, without eigenvectors and
+	// so without a top-up (certified mode, whose released noise is isotropic): TopUp must not
+	// be called on the result.
+	SigmaOnly bool
 }
 
 // ULRLayerNoise is the controller's decision for one layer at one step: the injected σ_l and
@@ -36,6 +40,7 @@ type ULRLayerNoise struct {
 	topUp      []float64
 	complement float64
 	dim        int
+	sigmaOnly  bool
 }
 
 // relativeRankTol treats eigenvalues of M_l below this fraction of the largest as zero (reading
@@ -84,19 +89,23 @@ func ControlULRLayer(inputs *mat.Dense, loss0 []float64, c ULRControl) (ULRLayer
 	if b >= d {
 		var m mat.SymDense
 		m.SymOuterK(1, wa.T())
-		if !eig.Factorize(&m, true) {
+		if !eig.Factorize(&m, !c.SigmaOnly) {
 			return ULRLayerNoise{}, errors.New("optim: DP-ULR's controller: eigendecomposition of M_l did not converge")
 		}
 		lambda = eig.Values(nil)
-		basis = &mat.Dense{}
-		eig.VectorsTo(basis)
+		if !c.SigmaOnly {
+			basis = &mat.Dense{}
+			eig.VectorsTo(basis)
+		}
 	} else {
 		var g mat.SymDense
 		g.SymOuterK(1, &wa)
-		if !eig.Factorize(&g, true) {
+		if !eig.Factorize(&g, !c.SigmaOnly) {
 			return ULRLayerNoise{}, errors.New("optim: DP-ULR's controller: eigendecomposition of the b×b dual of M_l did not converge")
 		}
 		lambda = eig.Values(nil)
+	}
+	if !c.SigmaOnly && b < d {
 		var v mat.Dense
 		eig.VectorsTo(&v)
 		basis = mat.NewDense(d, b, nil)
@@ -137,6 +146,10 @@ func ControlULRLayer(inputs *mat.Dense, loss0 []float64, c ULRControl) (ULRLayer
 		sigma = math.Min(sigma, c.SigmaCap)
 	}
 	n.Sigma = sigma
+	if c.SigmaOnly {
+		n.sigmaOnly = true
+		return n, nil
+	}
 	n.basis = mat.NewDense(d, max(len(keep), 1), nil)
 	for j, i := range keep {
 		n.basis.SetCol(j, mat.Col(nil, i, basis))
@@ -154,6 +167,9 @@ func ControlULRLayer(inputs *mat.Dense, loss0 []float64, c ULRControl) (ULRLayer
 // does not reach. Each row's covariance is U diag(e) Uᵀ + s² (I − U Uᵀ), so with the estimator's
 // U diag(λ/(Kσ²)) Uᵀ every direction reaches σ0²C².
 func (n ULRLayerNoise) TopUp(out int, rng *rand.Rand) *mat.Dense {
+	if n.sigmaOnly {
+		panic("optim: TopUp on a σ-only controller decision (ULRControl.SigmaOnly): paper mode needs the eigenvectors")
+	}
 	xi := mat.NewDense(out, n.dim, nil)
 	raw := xi.RawMatrix().Data
 	for i := range raw {
