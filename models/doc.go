@@ -41,6 +41,13 @@
 // to the parameter nodes; tests check ClippedGradSum and PerSampleGradSum against it and
 // against finite differences for every layer type.
 //
+// Forward-only estimators (DP-ULR's likelihood ratios, trace.go) get Trace, the clean pass's
+// per-example losses with every dense/conv layer's input A, pre-activation output Z and the
+// save layers' skip tensors; PerturbedLosses, a pass with caller-supplied noise added to
+// layers' Z; and PerturbedLossesFrom, the same with noise on one layer, resumed from that
+// layer's clean Z (a graph per start layer whose inputs are Z and the skip tensors still
+// saved there), so the layers before it are not recomputed.
+//
 // Parameters are saved in a checksummed binary format (checkpoint.go) with atomic writes.
 //
 // The package never draws noise and never decides anything about privacy.
