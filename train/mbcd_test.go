@@ -118,3 +118,23 @@ func TestDPMBCDImplicitPaperOnly(t *testing.T) {
 		t.Errorf("implicit run: %+v, want a positive ε labelled paper", g)
 	}
 }
+
+// DP-SGD with shuffle-once batches on the same MLP (issue 13): the mbcd accountants refuse it
+// (a joint step on a network's weights is not convex: no L_F ≤ 1), and so do the composition
+// accountants (no amplification analysis of shuffle-once batches), before training.
+func TestDPSGDShuffledOnceNotCovered(t *testing.T) {
+	dpsgd := []string{"optimizer.algorithm=dp-sgd", "optimizer.update=sgd", "model.activation=relu", "model.bias=false",
+		"optimizer.sampling=shuffled-once", "optimizer.batch_size=480", "optimizer.noise_multiplier=1", "training.steps=5"}
+	for _, tc := range []struct{ accountants, want string }{
+		{"[mbcd,mbcd-certified]", "a non-convex loss such as DP-SGD"},
+		{"[rdp,pld]", "shuffled-once sampling is not covered"},
+	} {
+		cfg, err := ParseConfig([]byte(synthetic), append(slices.Clone(dpsgd), "privacy.accountants="+tc.accountants, "output.dir="+t.TempDir()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := New(context.Background(), cfg, Options{}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("accountants %s: %v, want a refusal mentioning %q", tc.accountants, err, tc.want)
+		}
+	}
+}

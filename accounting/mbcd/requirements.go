@@ -48,7 +48,7 @@ func checkRun(run accounting.Run, opts Options) error {
 			return fmt.Errorf("mbcd: strongly convex blocks with λ = %v: declare λ > 0", run.StrongConvexity)
 		}
 	default:
-		return fmt.Errorf("mbcd: convexity %q: DP-MBCD needs every block sub-problem convex (declare convex for a block multi-convex model)", run.Convexity)
+		return fmt.Errorf("mbcd: convexity %q: the bound needs every released block's sub-problem convex, so that a gradient step contracts (L_F ≤ 1, Lemma 4.1); a non-convex loss such as DP-SGD on all of a network's weights is not covered: use a block multi-convex model (dp-mbcd, declared convex) or a composition accountant with poisson or without-replacement sampling", run.Convexity)
 	}
 	if h := run.HolderExponent; h != 0 && h != 1 {
 		return fmt.Errorf("mbcd: Hölder exponent %v: the contraction constant needs smooth blocks (exponent 1)", h)
