@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"math"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -35,6 +36,7 @@ var dashes = [][]vg.Length{
 func (r *Results) PlotAccuracyEpsilon(w io.Writer) error {
 	p, legend, modes := r.newPlot("test accuracy against ε", "ε (per accounting mode; marker = mode)", "test accuracy (mean ± std over seeds)")
 	p.Y.Max = 1
+	logX := setEpsilonAxis(p, r.plottedEpsilons())
 	for gi, g := range r.Groups {
 		if g.Seeds == 0 {
 			continue
@@ -42,7 +44,7 @@ func (r *Results) PlotAccuracyEpsilon(w io.Writer) error {
 		col := palette[gi%len(palette)]
 		for mi, m := range modes {
 			for _, e := range g.Epsilon {
-				if e.Mode != m || e.Error != "" {
+				if e.Mode != m || e.Error != "" || (logX && e.Epsilon <= 0) {
 					continue
 				}
 				pts := plotter.XYs{{X: e.Epsilon, Y: g.AccuracyMean}}
@@ -62,6 +64,47 @@ func (r *Results) PlotAccuracyEpsilon(w io.Writer) error {
 		}
 	}
 	return save(p, legend, w)
+}
+
+// plottedEpsilons returns every finite ε the accuracy plot draws.
+func (r *Results) plottedEpsilons() []float64 {
+	var eps []float64
+	for _, g := range r.Groups {
+		if g.Seeds == 0 {
+			continue
+		}
+		for _, e := range g.Epsilon {
+			if e.Error == "" && !math.IsInf(e.Epsilon, 0) && !math.IsNaN(e.Epsilon) {
+				eps = append(eps, e.Epsilon)
+			}
+		}
+	}
+	return eps
+}
+
+// logRange is the spread of positive ε (largest over smallest) above which the accuracy plot's x
+// axis is logarithmic: a conservative certified bound can be 100× the others (DP-SGLD's
+// sgld-conservative against its paper bound), which on a linear axis squeezes every other point
+// against zero.
+const logRange = 100
+
+// setEpsilonAxis makes p's x axis logarithmic when the positive values in eps span more than
+// logRange, and reports whether it did.
+func setEpsilonAxis(p *plot.Plot, eps []float64) bool {
+	lo, hi := math.Inf(1), 0.0
+	for _, e := range eps {
+		if e > 0 {
+			lo, hi = math.Min(lo, e), math.Max(hi, e)
+		}
+	}
+	if hi == 0 || hi/lo <= logRange {
+		return false
+	}
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.X.Min, p.X.Max = lo/2, hi*2
+	p.X.Label.Text += ", log scale"
+	return true
 }
 
 type errPoints struct {
