@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,6 +52,11 @@ type benchResult struct {
 	SGDPeakRSSMB   float64 `json:"sgd_peak_rss_mb,omitempty"`
 	DPSGDPeakRSSMB float64 `json:"dpsgd_peak_rss_mb,omitempty"`
 	MemoryRatio    float64 `json:"memory_ratio,omitempty"`
+	// Heap allocations and bytes per step (means over the timed steps of each kind).
+	SGDAllocsPerStep   float64 `json:"sgd_allocs_per_step"`
+	DPSGDAllocsPerStep float64 `json:"dpsgd_allocs_per_step"`
+	SGDBytesPerStep    float64 `json:"sgd_bytes_per_step"`
+	DPSGDBytesPerStep  float64 `json:"dpsgd_bytes_per_step"`
 }
 
 // benchSpec maps the --model names to architectures on 28×28 inputs.
@@ -123,7 +130,7 @@ func (r *benchRig) step(private bool) (time.Duration, error) {
 }
 
 func newBenchThroughputCmd(a *app) *cobra.Command {
-	var model, measure string
+	var model, measure, cpuprofile, memprofile string
 	var batch, steps, warmup int
 	var asJSON, noMemory bool
 	cmd := &cobra.Command{
@@ -162,17 +169,48 @@ machine noise hits both alike, and report the median ms per step and their ratio
 					}
 				}
 			}
+			if cpuprofile != "" {
+				f, err := os.Create(cpuprofile)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
+			}
+			if memprofile != "" {
+				runtime.MemProfileRate = 64 << 10
+				defer func() {
+					if f, err := os.Create(memprofile); err == nil {
+						_ = pprof.Lookup("allocs").WriteTo(f, 0)
+						f.Close()
+					}
+				}()
+			}
 			var ts, td []float64
+			// allocs and bytes per kind (index 1: DP-SGD), read around each step outside its timing.
+			var allocs, bytes [2]uint64
+			var before, after runtime.MemStats
 			for i := range steps {
 				order := []bool{false, true}
 				if i%2 == 1 {
 					order = []bool{true, false}
 				}
 				for _, p := range order {
+					runtime.ReadMemStats(&before)
 					d, err := rig.step(p)
 					if err != nil {
 						return err
 					}
+					runtime.ReadMemStats(&after)
+					k := 0
+					if p {
+						k = 1
+					}
+					allocs[k] += after.Mallocs - before.Mallocs
+					bytes[k] += after.TotalAlloc - before.TotalAlloc
 					if p {
 						td = append(td, d.Seconds()*1000)
 					} else {
@@ -183,6 +221,9 @@ machine noise hits both alike, and report the median ms per step and their ratio
 			res := benchResult{Model: model, Params: len(rig.model.Params()), Batch: batch, BLAS: models.BLAS(), Steps: steps,
 				SGDMsPerStep: median(ts), DPSGDMsPerStep: median(td)}
 			res.Ratio = res.DPSGDMsPerStep / res.SGDMsPerStep
+			n := float64(steps)
+			res.SGDAllocsPerStep, res.DPSGDAllocsPerStep = float64(allocs[0])/n, float64(allocs[1])/n
+			res.SGDBytesPerStep, res.DPSGDBytesPerStep = float64(bytes[0])/n, float64(bytes[1])/n
 			if !noMemory {
 				s, err1 := childRSS(model, batch, warmup, steps, "sgd")
 				d, err2 := childRSS(model, batch, warmup, steps, "dpsgd")
@@ -202,6 +243,8 @@ machine noise hits both alike, and report the median ms per step and their ratio
 			fmt.Fprintf(out, "  non-private step  %8.2f ms  %8.1f MB peak RSS\n", res.SGDMsPerStep, res.SGDPeakRSSMB)
 			fmt.Fprintf(out, "  DP-SGD step       %8.2f ms  %8.1f MB peak RSS\n", res.DPSGDMsPerStep, res.DPSGDPeakRSSMB)
 			fmt.Fprintf(out, "  ratio             %8.2f×     %8.2f×\n", res.Ratio, res.MemoryRatio)
+			fmt.Fprintf(out, "  allocs/step       %8.0f non-private, %.0f DP-SGD (%.1f / %.1f MB)\n",
+				res.SGDAllocsPerStep, res.DPSGDAllocsPerStep, res.SGDBytesPerStep/1e6, res.DPSGDBytesPerStep/1e6)
 			return nil
 		},
 	}
@@ -211,6 +254,8 @@ machine noise hits both alike, and report the median ms per step and their ratio
 	cmd.Flags().IntVar(&warmup, "warmup", 3, "untimed steps of each kind first")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().BoolVar(&noMemory, "no-memory", false, "skip the peak-memory measurement")
+	cmd.Flags().StringVar(&cpuprofile, "cpuprofile", "", "write a CPU profile of the timed steps (both kinds) to this file")
+	cmd.Flags().StringVar(&memprofile, "memprofile", "", "write an allocation profile (sampled every 64 KiB) to this file at the end")
 	cmd.Flags().StringVar(&measure, "measure-child", "", "internal: run one kind of step and print peak RSS")
 	cmd.Flags().MarkHidden("measure-child")
 	return cmd
