@@ -111,9 +111,8 @@ func (o *DPSGD) Step(m GradientOracle, b Batch, info BatchInfo) (Result, error) 
 		}
 	}
 	std := o.std() // σ = 0 with C = +Inf: no noise, not NaN
-	o.noise.AddGaussian(o.grad, std)
-	if err := scaleFinite(o.grad, 1/p.norm); err != nil {
-		return Result{}, fmt.Errorf("optim: DP-SGD step %d: %w", o.k+1, err)
+	if !o.noise.AddGaussianScaled(o.grad, std, 1/p.norm) {
+		return Result{}, fmt.Errorf("optim: DP-SGD step %d: %w", o.k+1, ErrNotFinite)
 	}
 	o.cfg.Rule.Apply(params, o.grad, lr)
 	rec := p.record(o.cfg.ClipNorm, std, lr)
@@ -127,13 +126,7 @@ var ErrNotFinite = errors.New("the gradient is not finite (NaN or infinite coord
 
 // scaleFinite multiplies g by s and returns an error if any element is not finite.
 func scaleFinite(g []float32, s float64) error {
-	bad := false
-	for i, v := range g {
-		x := float32(float64(v) * s)
-		g[i] = x
-		bad = bad || x-x != 0
-	}
-	if bad {
+	if !scaleChunk(g, s) {
 		return ErrNotFinite
 	}
 	return nil

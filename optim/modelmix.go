@@ -157,9 +157,8 @@ func (o *ModelMix) Step(m GradientOracle, b Batch, info BatchInfo) (Result, erro
 	}
 	c := o.cfg.ClipNorm
 	std := o.cfg.NoiseMultiplier * c
-	o.noise.AddGaussian(o.grad, std)
-	if err := scaleFinite(o.grad, 1/p.norm); err != nil {
-		return Result{}, fmt.Errorf("optim: ModelMix step %d: %w", o.k+1, err)
+	if !o.noise.AddGaussianScaled(o.grad, std, 1/p.norm) {
+		return Result{}, fmt.Errorf("optim: ModelMix step %d: %w", o.k+1, ErrNotFinite)
 	}
 	Mix(params, o.prev, o.grad, eta, tau, o.wd, o.noise)
 	rec := o.record(p, eta, tau)

@@ -79,15 +79,37 @@ func (n *Noise) Split() *Noise {
 // Vectors longer than 64Ki elements are filled in chunks from streams derived from this one, in
 // parallel on up to GOMAXPROCS goroutines.
 func (n *Noise) AddGaussian(dst []float32, std float64) {
-	if !(std >= 0) || math.IsInf(std, 0) {
-		panic(fmt.Sprintf("optim: Gaussian noise standard deviation %v is not a finite non-negative number", std))
-	}
+	checkStd(std)
 	if std == 0 || len(dst) == 0 {
 		return
 	}
+	n.addScaled(dst, std, 1)
+}
+
+// AddGaussianScaled sets every element of dst to (dst[i] + std·Z_i)·scale with independent
+// standard normal Z_i, in one pass over dst, and reports whether every result is finite. It
+// draws the same stream and gives the same float32 results as AddGaussian followed by
+// multiplying each element (converted to float64) by scale, but reads and writes dst once:
+// the noise and the 1/batch scaling of a DP step cost one pass over the parameters, split
+// across goroutines like AddGaussian. std = 0 only scales.
+func (n *Noise) AddGaussianScaled(dst []float32, std, scale float64) bool {
+	checkStd(std)
+	if std == 0 || len(dst) == 0 {
+		return scaleChunk(dst, scale)
+	}
+	return n.addScaled(dst, std, scale)
+}
+
+func checkStd(std float64) {
+	if !(std >= 0) || math.IsInf(std, 0) {
+		panic(fmt.Sprintf("optim: Gaussian noise standard deviation %v is not a finite non-negative number", std))
+	}
+}
+
+// addScaled is AddGaussianScaled for std > 0 and a non-empty dst.
+func (n *Noise) addScaled(dst []float32, std, scale float64) bool {
 	if len(dst) <= chunkSize {
-		addNormal(n.src, dst, std)
-		return
+		return addNormal(n.src, dst, std, scale)
 	}
 	chunks := (len(dst) + chunkSize - 1) / chunkSize
 	seeds := make([][32]byte, chunks)
@@ -98,21 +120,42 @@ func (n *Noise) AddGaussian(dst []float32, std float64) {
 	for len(n.pool) < workers {
 		n.pool = append(n.pool, rand.NewChaCha8([32]byte{}))
 	}
+	finite := make([]bool, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
 		go func(src *rand.ChaCha8) {
 			defer wg.Done()
+			ok := true
 			for c := w; c < chunks; c += workers {
 				src.Seed(seeds[c])
-				addNormal(src, dst[c*chunkSize:min((c+1)*chunkSize, len(dst))], std)
+				ok = addNormal(src, dst[c*chunkSize:min((c+1)*chunkSize, len(dst))], std, scale) && ok
 			}
+			finite[w] = ok
 		}(n.pool[w])
 	}
 	wg.Wait()
 	for i := range seeds {
 		seeds[i] = [32]byte{}
 	}
+	for _, ok := range finite {
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// scaleChunk multiplies every element of g by s (in float64, rounded to float32) and reports
+// whether every result is finite.
+func scaleChunk(g []float32, s float64) bool {
+	var chk float32 // stays 0 unless some x is NaN or infinite (x−x is then NaN)
+	for i, v := range g {
+		x := float32(float64(v) * s)
+		g[i] = x
+		chk += x - x
+	}
+	return chk == 0
 }
 
 // FillGaussian sets every element of dst to an independent N(0, std²) draw.

@@ -249,3 +249,67 @@ func TestNoiseMarshalResumes(t *testing.T) {
 		}
 	}
 }
+
+// TestAddGaussianScaled checks that the fused pass equals AddGaussian followed by scaleFinite
+// bit for bit, whatever the number of workers (1 to 4), on the serial and the chunked path,
+// and that it reports non-finite results.
+func TestAddGaussianScaled(t *testing.T) {
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	for _, tc := range []struct {
+		name       string
+		size       int
+		std, scale float64
+		poison     float32 // written at size/2 when not 0
+		finite     bool
+	}{
+		{"serial", 1001, 0.7, 1.0 / 256, 0, true},
+		{"chunked", 3*chunkSize + 5, 1.3, 1.0 / 2048, 0, true},
+		{"no noise", 3*chunkSize + 5, 0, 0.25, 0, true},
+		{"NaN", 2*chunkSize + 1, 1, 0.5, nan, false},
+		{"Inf", 999, 1, 0.5, inf, false},
+		{"overflow", 999, 1, math.MaxFloat32, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := make([]float32, tc.size)
+			for i := range base {
+				base[i] = float32(i%17) - 8
+			}
+			if tc.poison != 0 {
+				base[tc.size/2] = tc.poison
+			}
+			want := slices.Clone(base)
+			ref := NewSeededNoise(5)
+			ref.AddGaussian(want, tc.std)
+			wantErr := scaleFinite(want, tc.scale)
+			if (wantErr == nil) != tc.finite {
+				t.Fatalf("reference: scaleFinite error %v, want finite %v", wantErr, tc.finite)
+			}
+			next := ref.Rand().Uint64()
+			for workers := 1; workers <= 4; workers++ {
+				got := slices.Clone(base)
+				n := NewSeededNoise(5)
+				n.workers = workers
+				if ok := n.AddGaussianScaled(got, tc.std, tc.scale); ok != tc.finite {
+					t.Errorf("%d workers: finite %v, want %v", workers, ok, tc.finite)
+				}
+				if !slices.EqualFunc(got, want, func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }) {
+					t.Errorf("%d workers: fused result differs from AddGaussian + scaleFinite", workers)
+				}
+				// The stream goes on where the reference's does.
+				if n.Rand().Uint64() != next {
+					t.Errorf("%d workers: stream position differs after the call", workers)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkAddGaussianScaled400k is the DP step's noise for a 400k-parameter model (the MLP).
+func BenchmarkAddGaussianScaled400k(b *testing.B) {
+	x := make([]float32, 407050)
+	n := NewSeededNoise(1)
+	for b.Loop() {
+		n.AddGaussianScaled(x, 1, 1.0/256)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(x)), "ns/float")
+}

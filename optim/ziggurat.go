@@ -101,10 +101,13 @@ func unitOpen(u uint64) float64 {
 	return (float64(u>>11) + 0.5) / (1 << 53)
 }
 
-// addNormal adds std·Z_i to dst[i] for independent standard normal Z_i drawn from src. The
-// rectangle test of normal is written out in the loop so that it is inlined.
-func addNormal(src *rand.ChaCha8, dst []float32, std float64) {
+// addNormal sets dst[i] to (dst[i] + std·Z_i)·scale, rounding to float32 after the addition and
+// after the multiplication (done in float64), for independent standard normal Z_i drawn from
+// src, and reports whether every result is finite. The rectangle test of normal is written out
+// in the loop so that it is inlined.
+func addNormal(src *rand.ChaCha8, dst []float32, std, scale float64) bool {
 	t := zig
+	var chk float32 // stays 0 unless some result is NaN or infinite (y−y is then NaN)
 	i := 0
 	for ; i+1 < len(dst); i += 2 {
 		u := src.Uint64()
@@ -120,10 +123,15 @@ func addNormal(src *rand.ChaCha8, dst []float32, std float64) {
 		} else {
 			x1 = zigSlow(src, j1)
 		}
-		dst[i] += float32(std * x0)
-		dst[i+1] += float32(std * x1)
+		y0 := float32(float64(dst[i]+float32(std*x0)) * scale)
+		y1 := float32(float64(dst[i+1]+float32(std*x1)) * scale)
+		dst[i], dst[i+1] = y0, y1
+		chk += (y0 - y0) + (y1 - y1)
 	}
 	if i < len(dst) {
-		dst[i] += float32(std * normal(src, int32(uint32(src.Uint64()))))
+		y := float32(float64(dst[i]+float32(std*normal(src, int32(uint32(src.Uint64()))))) * scale)
+		dst[i] = y
+		chk += y - y
 	}
+	return chk == 0
 }
