@@ -161,14 +161,14 @@ func (nw *Network) build(n int, m mode, from int) (*tape, error) {
 		if err != nil {
 			return nil, fmt.Errorf("models: %s: %w", l.name, err)
 		}
-		return G.ApplyOp(nhwcOp{toNCHW: true}, z)
+		return G.ApplyOp(nhwcOp{toNCHW: true, out: newOutBuf()}, z)
 	}
 	conv := func(x *G.Node, j int) (*G.Node, error) {
 		l := &p.layers[j]
 		if l.kh != l.kw {
 			return nil, fmt.Errorf("models: %s: kernel %d×%d is not square", l.name, l.kh, l.kw)
 		}
-		pt, err := G.ApplyOp(patchOp{k: l.kh, s: l.stride, pad: l.pad}, x)
+		pt, err := G.ApplyOp(patchOp{k: l.kh, s: l.stride, pad: l.pad, out: newOutBuf()}, x)
 		if err != nil {
 			return nil, fmt.Errorf("models: %s: %w", l.name, err)
 		}
@@ -231,9 +231,9 @@ func (nw *Network) build(n int, m mode, from int) (*tape, error) {
 		case opGN:
 			h, err = groupNorm(h, o.p)
 		case opMaxPool:
-			h, err = G.ApplyOp(poolOp{pool2d{max: true, k: o.kernel, s: o.stride}}, h)
+			h, err = G.ApplyOp(poolOp{pool2d{max: true, k: o.kernel, s: o.stride}, newOutBuf()}, h)
 		case opAvgPool:
-			h, err = G.ApplyOp(poolOp{pool2d{k: o.kernel, s: o.stride}}, h)
+			h, err = G.ApplyOp(poolOp{pool2d{k: o.kernel, s: o.stride}, newOutBuf()}, h)
 		case opFlatten:
 			h, err = G.Reshape(h, tensor.Shape{n, o.out[0]})
 		case opAct:
@@ -242,7 +242,7 @@ func (nw *Network) build(n int, m mode, from int) (*tape, error) {
 			s := h.Shape()
 			if s[2] != s[3] {
 				err = fmt.Errorf("global average pooling needs a square input, got %v", s)
-			} else if h, err = G.ApplyOp(poolOp{pool2d{k: s[2], s: s[2]}}, h); err == nil {
+			} else if h, err = G.ApplyOp(poolOp{pool2d{k: s[2], s: s[2]}, newOutBuf()}, h); err == nil {
 				h, err = G.Reshape(h, tensor.Shape{n, s[1]})
 			}
 		case opSave:

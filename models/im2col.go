@@ -18,6 +18,7 @@ import (
 // which adds every patch entry back to the input element it came from.
 type patchOp struct {
 	k, s, pad int // square kernel, stride, zero padding
+	out       *outBuf
 }
 
 func (op patchOp) outHW(h, w int) (int, int) {
@@ -44,7 +45,7 @@ func (op patchOp) Do(in ...G.Value) (G.Value, error) {
 	s := shapeOf(in[0])
 	oh, ow := op.outHW(s[2], s[3])
 	d := s[1] * op.k * op.k
-	a := make([]float32, s[0]*oh*ow*d)
+	a := op.out.get(s[0]*oh*ow*d, op.pad > 0) // entries over the padding are never written
 	op.forEach(s, func(xs []float32, as []float32, src, dst, n int) {
 		for i, v := range xs[src : src+n] { // runs are kernel rows: too short for memmove's call
 			as[dst+i] = v
@@ -95,7 +96,9 @@ func (op patchOp) Hashcode() uint32      { return fnvHash(op.String()) }
 func (op patchOp) String() string        { return fmt.Sprintf("im2col%d/%d/%d", op.k, op.s, op.pad) }
 func (op patchOp) DiffWRT(int) []bool    { return []bool{true} }
 func (op patchOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
-	dx, err := G.ApplyOp(patchDiffOp{patchOp: op, shape: in[0].Shape().Clone()}, grad)
+	d := patchDiffOp{patchOp: op, shape: in[0].Shape().Clone()}
+	d.out = newOutBuf() // not the forward op's
+	dx, err := G.ApplyOp(d, grad)
 	return G.Nodes{dx}, err
 }
 
@@ -116,7 +119,7 @@ func (op patchDiffOp) Do(in ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	gx := make([]float32, op.shape.TotalSize())
+	gx := op.out.get(op.shape.TotalSize(), true)
 	op.forEach(op.shape, func(xs, as []float32, src, dst, n int) {
 		for i, v := range as[dst : dst+n] {
 			xs[src+i] += v

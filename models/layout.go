@@ -14,9 +14,10 @@ import (
 // nhwcOp moves between the two layouts with one transpose per sample, split across
 // goroutines: gorgonia's generic Transpose walks an N-dimensional iterator per element and
 // cost about 12% of a cnn-tramer-boneh step. The op is a permutation, so its gradient is the
-// inverse permutation: nhwcOp{!toNCHW}.
+// inverse permutation, nhwcOp with !toNCHW.
 type nhwcOp struct {
 	toNCHW bool // (N, H, W, C) → (N, C, H, W); false: the inverse
+	out    *outBuf
 }
 
 func (op nhwcOp) Arity() int { return 1 }
@@ -52,7 +53,7 @@ func (op nhwcOp) Do(in ...G.Value) (G.Value, error) {
 	if !op.toNCHW {
 		rows, cols = s[1], s[2]*s[3]
 	}
-	y := make([]float32, len(x))
+	y := op.out.get(len(x), false)
 	transposeEach(x, y, s[0], rows, cols, 0)
 	return tensor.New(tensor.WithBacking(y), tensor.WithShape(op.permute(s)...)), nil
 }
@@ -70,7 +71,7 @@ func (op nhwcOp) String() string {
 }
 func (op nhwcOp) DiffWRT(int) []bool { return []bool{true} }
 func (op nhwcOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
-	dx, err := G.ApplyOp(nhwcOp{!op.toNCHW}, grad)
+	dx, err := G.ApplyOp(nhwcOp{!op.toNCHW, newOutBuf()}, grad)
 	return G.Nodes{dx}, err
 }
 

@@ -32,7 +32,7 @@ func TestNHWCOp(t *testing.T) {
 			run := func(ours bool) (y, dx []float32) {
 				return valueAndGrad(t, tc.shape, x, r, func(xn *G.Node) (*G.Node, error) {
 					if ours {
-						return G.ApplyOp(nhwcOp{tc.toNCHW}, xn)
+						return G.ApplyOp(nhwcOp{toNCHW: tc.toNCHW}, xn)
 					}
 					return G.Transpose(xn, tc.perm...)
 				})

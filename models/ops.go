@@ -18,7 +18,36 @@ import (
 // from its Mean/BroadcastSub primitives disagreed with finite differences by 5%. These ops
 // replace them; max pooling uses the same op as average pooling for uniformity.
 // Each forward op has a symbolic derivative op taking (x, ∂L/∂y) that recomputes what it
-// needs from x, so no op keeps state between runs.
+// needs from x. The only state an op keeps between runs is its output buffer (outBuf).
+
+// outBuf is the output buffer of one op node of one tape, kept from one run to the next so that
+// the training loop does not allocate (and clear) the activations' memory every step. It is
+// safe because every node runs once per run and the tape machine is reset between runs, so no
+// value of an earlier run is live when the node overwrites its buffer. Within a run the machine
+// may write later values into the memory of a dead one, so an op rewrites or clears all of its
+// buffer every run. Each node gets its own outBuf when the graph is built (a derivative op never
+// shares its forward op's); a nil *outBuf allocates afresh on every run.
+type outBuf struct{ data []float32 }
+
+// newOutBuf returns an empty buffer for one op node.
+func newOutBuf() *outBuf { return new(outBuf) }
+
+// get returns a slice of n elements backed by the kept buffer, cleared when zero is set (its
+// contents are otherwise undefined).
+func (o *outBuf) get(n int, zero bool) []float32 {
+	if o == nil {
+		return make([]float32, n)
+	}
+	if cap(o.data) < n {
+		o.data = make([]float32, n)
+		return o.data
+	}
+	d := o.data[:n]
+	if zero {
+		clear(d)
+	}
+	return d
+}
 
 func fnvHash(s string) uint32 {
 	h := fnv.New32a()
@@ -56,7 +85,10 @@ func (p pool2d) kind() string {
 
 func (p pool2d) outHW(h, w int) (int, int) { return (h-p.k)/p.s + 1, (w-p.k)/p.s + 1 }
 
-type poolOp struct{ pool2d }
+type poolOp struct {
+	pool2d
+	out *outBuf
+}
 
 func (op poolOp) Arity() int { return 1 }
 func (op poolOp) Type() hm.Type {
@@ -79,7 +111,7 @@ func (op poolOp) Do(in ...G.Value) (G.Value, error) {
 	s := shapeOf(in[0])
 	n, c, h, w := s[0], s[1], s[2], s[3]
 	oh, ow := op.outHW(h, w)
-	y := make([]float32, n*c*oh*ow)
+	y := op.out.get(n*c*oh*ow, false)
 	op.forward(x, y, n*c, h, w, 0)
 	return tensor.New(tensor.WithBacking(y), tensor.WithShape(n, c, oh, ow)), nil
 }
@@ -91,13 +123,16 @@ func (op poolOp) Hashcode() uint32      { return fnvHash(op.String()) }
 func (op poolOp) String() string        { return fmt.Sprintf("%spool%d/%d", op.kind(), op.k, op.s) }
 func (op poolOp) DiffWRT(int) []bool    { return []bool{true} }
 func (op poolOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
-	dx, err := G.ApplyOp(poolDiffOp(op), in[0], grad)
+	dx, err := G.ApplyOp(poolDiffOp{op.pool2d, newOutBuf()}, in[0], grad)
 	return G.Nodes{dx}, err
 }
 
 // poolDiffOp maps (x, ∂L/∂y) to ∂L/∂x: the window's gradient goes to its (first) maximum, or
 // is spread evenly over the window for average pooling.
-type poolDiffOp struct{ pool2d }
+type poolDiffOp struct {
+	pool2d
+	out *outBuf
+}
 
 func (op poolDiffOp) Arity() int { return 2 }
 func (op poolDiffOp) Type() hm.Type {
@@ -122,7 +157,7 @@ func (op poolDiffOp) Do(in ...G.Value) (G.Value, error) {
 	}
 	s := shapeOf(in[0])
 	n, c, h, w := s[0], s[1], s[2], s[3]
-	dx := make([]float32, len(x))
+	dx := op.out.get(len(x), true)
 	op.backward(x, dy, dx, n*c, h, w, 0)
 	return tensor.New(tensor.WithBacking(dx), tensor.WithShape(s.Clone()...)), nil
 }
