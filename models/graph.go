@@ -231,9 +231,9 @@ func (nw *Network) build(n int, m mode, from int) (*tape, error) {
 		case opGN:
 			h, err = groupNorm(h, o.p)
 		case opMaxPool:
-			h, err = G.ApplyOp(poolOp{pool2d{max: true, k: o.kernel, s: o.stride}, newOutBuf()}, h)
+			h, err = G.ApplyOp(poolOp{pool2d{max: true, k: o.kernel, s: o.stride}, newOutBuf(), new(argBuf)}, h)
 		case opAvgPool:
-			h, err = G.ApplyOp(poolOp{pool2d{k: o.kernel, s: o.stride}, newOutBuf()}, h)
+			h, err = G.ApplyOp(poolOp{pool2d: pool2d{k: o.kernel, s: o.stride}, out: newOutBuf()}, h)
 		case opFlatten:
 			h, err = G.Reshape(h, tensor.Shape{n, o.out[0]})
 		case opAct:
@@ -242,7 +242,7 @@ func (nw *Network) build(n int, m mode, from int) (*tape, error) {
 			s := h.Shape()
 			if s[2] != s[3] {
 				err = fmt.Errorf("global average pooling needs a square input, got %v", s)
-			} else if h, err = G.ApplyOp(poolOp{pool2d{k: s[2], s: s[2]}, newOutBuf()}, h); err == nil {
+			} else if h, err = G.ApplyOp(poolOp{pool2d: pool2d{k: s[2], s: s[2]}, out: newOutBuf()}, h); err == nil {
 				h, err = G.Reshape(h, tensor.Shape{n, s[1]})
 			}
 		case opSave:

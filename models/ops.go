@@ -88,6 +88,23 @@ func (p pool2d) outHW(h, w int) (int, int) { return (h-p.k)/p.s + 1, (w-p.k)/p.s
 type poolOp struct {
 	pool2d
 	out *outBuf
+	arg *argBuf // max pooling: where each window's gradient goes, for poolDiffOp; nil: none kept
+}
+
+// argBuf holds, from a max-pooling node's forward run to its gradient node's run in the same
+// run of the tape, the index within its input plane of the element each window's gradient goes
+// to. The forward node always runs before the gradient node (the gradient of its output depends
+// on the output), and it rewrites every index on every run. It is kept from run to run like
+// outBuf.
+type argBuf struct{ idx []int32 }
+
+// get returns n indices backed by the kept buffer (contents undefined).
+func (a *argBuf) get(n int) []int32 {
+	if cap(a.idx) < n {
+		a.idx = make([]int32, n)
+	}
+	a.idx = a.idx[:n]
+	return a.idx
 }
 
 func (op poolOp) Arity() int { return 1 }
@@ -112,7 +129,11 @@ func (op poolOp) Do(in ...G.Value) (G.Value, error) {
 	n, c, h, w := s[0], s[1], s[2], s[3]
 	oh, ow := op.outHW(h, w)
 	y := op.out.get(n*c*oh*ow, false)
-	op.forward(x, y, n*c, h, w, 0)
+	var arg []int32
+	if op.max && op.arg != nil {
+		arg = op.arg.get(len(y))
+	}
+	op.forward(x, y, arg, n*c, h, w, 0)
 	return tensor.New(tensor.WithBacking(y), tensor.WithShape(n, c, oh, ow)), nil
 }
 func (op poolOp) ReturnsPtr() bool      { return false }
@@ -123,7 +144,7 @@ func (op poolOp) Hashcode() uint32      { return fnvHash(op.String()) }
 func (op poolOp) String() string        { return fmt.Sprintf("%spool%d/%d", op.kind(), op.k, op.s) }
 func (op poolOp) DiffWRT(int) []bool    { return []bool{true} }
 func (op poolOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
-	dx, err := G.ApplyOp(poolDiffOp{op.pool2d, newOutBuf()}, in[0], grad)
+	dx, err := G.ApplyOp(poolDiffOp{op.pool2d, newOutBuf(), op.arg}, in[0], grad)
 	return G.Nodes{dx}, err
 }
 
@@ -132,6 +153,7 @@ func (op poolOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 type poolDiffOp struct {
 	pool2d
 	out *outBuf
+	arg *argBuf // the forward node's, when it keeps indices
 }
 
 func (op poolDiffOp) Arity() int { return 2 }
@@ -158,7 +180,14 @@ func (op poolDiffOp) Do(in ...G.Value) (G.Value, error) {
 	s := shapeOf(in[0])
 	n, c, h, w := s[0], s[1], s[2], s[3]
 	dx := op.out.get(len(x), true)
-	op.backward(x, dy, dx, n*c, h, w, 0)
+	if op.max && op.arg != nil {
+		if len(op.arg.idx) != len(dy) {
+			return nil, fmt.Errorf("models: %s: the forward pass stored %d indices for %d gradients", op, len(op.arg.idx), len(dy))
+		}
+		op.backwardArg(op.arg.idx, dy, dx, n*c, h, w, 0)
+	} else {
+		op.backward(x, dy, dx, n*c, h, w, 0)
+	}
 	return tensor.New(tensor.WithBacking(dx), tensor.WithShape(s.Clone()...)), nil
 }
 func (op poolDiffOp) ReturnsPtr() bool      { return false }

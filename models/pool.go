@@ -39,16 +39,27 @@ func forPlanes(planes, planeSize, workers int, f func(lo, hi int)) {
 	wg.Wait()
 }
 
-// forward writes the pooled planes of x (n·c planes of h×w) to y (planes of oh×ow).
-func (p pool2d) forward(x, y []float32, planes, h, w, workers int) {
+// forward writes the pooled planes of x (n·c planes of h×w) to y (planes of oh×ow). For max
+// pooling with arg != nil it also writes to arg, for each output element, the index within its
+// input plane of the element the window's gradient goes to (the one backward would pick), so
+// that backwardArg scatters through it without comparing again.
+func (p pool2d) forward(x, y []float32, arg []int32, planes, h, w, workers int) {
 	oh, ow := p.outHW(h, w)
 	forPlanes(planes, h*w, workers, func(lo, hi int) {
-		rows := make([]float32, 2*ow) // maxPlane2's scratch, one per goroutine
+		rows := make([]float32, 2*ow) // maxPlane2's and maxPlane2Arg's scratch, one per goroutine
+		var idx []int32
+		if arg != nil {
+			idx = make([]int32, 4*ow) // maxPlane2Arg's
+		}
 		for pl := lo; pl < hi; pl++ {
 			xp, yp := x[pl*h*w:(pl+1)*h*w], y[pl*oh*ow:(pl+1)*oh*ow]
 			switch {
+			case p.max && p.k == 2 && p.s == 1 && arg != nil:
+				maxPlane2Arg(xp, yp, arg[pl*oh*ow:(pl+1)*oh*ow], w, oh, ow, rows, idx)
 			case p.max && p.k == 2 && p.s == 1:
 				maxPlane2(xp, yp, w, oh, ow, rows)
+			case p.max && arg != nil:
+				p.maxPlaneArg(xp, yp, arg[pl*oh*ow:(pl+1)*oh*ow], w, oh, ow)
 			case p.max:
 				p.maxPlane(xp, yp, w, oh, ow)
 			default:
@@ -56,6 +67,42 @@ func (p pool2d) forward(x, y []float32, planes, h, w, workers int) {
 			}
 		}
 	})
+}
+
+// backwardArg adds to dx (zeroed by the caller) max pooling's gradient given dy and the
+// indices forward stored in arg: dy's element o goes to element arg[o] of its input plane.
+func (p pool2d) backwardArg(arg []int32, dy, dx []float32, planes, h, w, workers int) {
+	oh, ow := p.outHW(h, w)
+	forPlanes(planes, h*w, workers, func(lo, hi int) {
+		for pl := lo; pl < hi; pl++ {
+			dxp := dx[pl*h*w : (pl+1)*h*w]
+			ap := arg[pl*oh*ow : (pl+1)*oh*ow]
+			for o, g := range dy[pl*oh*ow : (pl+1)*oh*ow] {
+				dxp[ap[o]] += g
+			}
+		}
+	})
+}
+
+// maxPlaneArg is maxPlane that also stores each window's first maximum in row-major order (the
+// element maxPlaneDiff picks) in ap.
+func (p pool2d) maxPlaneArg(xp, yp []float32, ap []int32, w, oh, ow int) {
+	for i := 0; i < oh; i++ {
+		for j := 0; j < ow; j++ {
+			o := i*p.s*w + j*p.s
+			acc, best, bi := float32(math.Inf(-1)), float32(math.Inf(-1)), o
+			for a := 0; a < p.k; a++ {
+				r := o + a*w
+				for b, v := range xp[r : r+p.k] {
+					acc = max(acc, v)
+					if v > best {
+						best, bi = v, r+b
+					}
+				}
+			}
+			yp[i*ow+j], ap[i*ow+j] = acc, int32(bi)
+		}
+	}
 }
 
 // maxPlane is max pooling of one plane: the largest element of each window, NaN if the window
@@ -205,4 +252,50 @@ func maxPlane2Diff(xp, dyp, dxp []float32, w, oh, ow int, rows []int32) {
 		}
 		prev, cur = cur, prev
 	}
+}
+
+// maxPlane2Arg is maxPlane2 that also stores in ap, for each window, the index of its first
+// maximum in row-major order (the element maxPlane2Diff picks when the window holds no NaN):
+// the first maximum of each horizontal pair, then of the two pairs. The value is Go's max (NaN
+// if the window holds one) as in maxPlane2. The comparisons are made on orderedKey, integers,
+// so that the compiler selects without branches (random inputs would mispredict half of
+// them). rows is scratch of 2·ow elements and idx of 4·ow.
+func maxPlane2Arg(xp, yp []float32, ap []int32, w, oh, ow int, rows []float32, idx []int32) {
+	pm, cm := rows[:ow], rows[ow:2*ow]
+	pk, ck := idx[:ow], idx[ow:2*ow] // key of each pair's first maximum
+	pi, ci := idx[2*ow:3*ow], idx[3*ow:4*ow]
+	pairs := func(dm []float32, dk, di []int32, o int) {
+		row := xp[o : o+len(dm)+1]
+		dk, di = dk[:len(dm)], di[:len(dm)]
+		for j := range dm {
+			a, b := row[j], row[j+1]
+			ka, kb := orderedKey(a), orderedKey(b)
+			right := int32(uint64(int64(ka)-int64(kb)) >> 63) // 1 if kb > ka
+			dm[j], dk[j], di[j] = max(a, b), max(ka, kb), int32(o+j)+right
+		}
+	}
+	pairs(pm, pk, pi, 0)
+	for i := 0; i < oh; i++ {
+		pairs(cm, ck, ci, (i+1)*w)
+		yr, ar := yp[i*ow:(i+1)*ow], ap[i*ow:(i+1)*ow]
+		for j := range yr {
+			k := pi[j]
+			if ck[j] > pk[j] {
+				k = ci[j]
+			}
+			yr[j], ar[j] = max(pm[j], cm[j]), k
+		}
+		pm, cm = cm, pm
+		pk, ck = ck, pk
+		pi, ci = ci, pi
+	}
+}
+
+// orderedKey maps a float32 to an int32 in the same order (−0 and +0 to the same key, as they
+// compare equal): the sign-magnitude bits with the magnitude bits of negative numbers flipped.
+// NaNs map beyond ±Inf; max pooling's output is NaN for a window holding one whatever index
+// its gradient goes to.
+func orderedKey(f float32) int32 {
+	u := int32(math.Float32bits(f + 0)) // f + 0 turns −0 into +0
+	return u ^ int32(uint32(u>>31)>>1)
 }

@@ -80,13 +80,22 @@ func TestPoolKernels(t *testing.T) {
 			for _, workers := range []int{1, 2, 3, 7} {
 				y := make([]float32, len(wantY))
 				dx := make([]float32, len(x))
-				tc.p.forward(x, y, tc.planes, tc.h, tc.w, workers)
+				tc.p.forward(x, y, nil, tc.planes, tc.h, tc.w, workers)
 				tc.p.backward(x, dy, dx, tc.planes, tc.h, tc.w, workers)
 				if d := maxRelDiff(y, wantY); d > tc.wantTolerance32 {
 					t.Errorf("workers %d: forward differs from the naive reference by %g relative", workers, d)
 				}
 				if d := maxRelDiff(dx, wantDX); d > tc.wantTolerance32 {
 					t.Errorf("workers %d: gradient differs from the naive reference by %g relative", workers, d)
+				}
+				if tc.p.max {
+					// Stored indices: the same output and gradient, bit for bit.
+					ya, dxa, arg := make([]float32, len(y)), make([]float32, len(x)), make([]int32, len(y))
+					tc.p.forward(x, ya, arg, tc.planes, tc.h, tc.w, workers)
+					tc.p.backwardArg(arg, dy, dxa, tc.planes, tc.h, tc.w, workers)
+					if !slices.Equal(ya, y) || !slices.Equal(dxa, dx) {
+						t.Errorf("workers %d: forward or gradient through stored indices differs from recomputing them", workers)
+					}
 				}
 				if firstY == nil {
 					firstY, firstDX = y, dx
@@ -105,18 +114,26 @@ func TestMaxPoolNaN(t *testing.T) {
 	nan := float32(math.NaN())
 	for _, p := range []pool2d{{max: true, k: 2, s: 2}, {max: true, k: 2, s: 1}} {
 		for _, x := range [][]float32{{nan, 1, 2, 0}, {1, 0, nan, 3}, {nan, nan, nan, nan}} {
-			y, dx := make([]float32, 1), make([]float32, 4)
-			p.forward(x, y, 1, 2, 2, 1)
-			p.backward(x, []float32{5}, dx, 1, 2, 2, 1)
-			if y[0] == y[0] {
-				t.Errorf("%v on %v: output %v, want NaN", p, x, y[0])
-			}
-			var sum float32
-			for _, v := range dx {
-				sum += v
-			}
-			if sum != 5 {
-				t.Errorf("%v on %v: gradient %v, want 5 on one element", p, x, dx)
+			for _, stored := range []bool{false, true} {
+				y, dx := make([]float32, 1), make([]float32, 4)
+				if stored {
+					arg := make([]int32, 1)
+					p.forward(x, y, arg, 1, 2, 2, 1)
+					p.backwardArg(arg, []float32{5}, dx, 1, 2, 2, 1)
+				} else {
+					p.forward(x, y, nil, 1, 2, 2, 1)
+					p.backward(x, []float32{5}, dx, 1, 2, 2, 1)
+				}
+				if y[0] == y[0] {
+					t.Errorf("%v on %v (stored indices %v): output %v, want NaN", p, x, stored, y[0])
+				}
+				var sum float32
+				for _, v := range dx {
+					sum += v
+				}
+				if sum != 5 {
+					t.Errorf("%v on %v (stored indices %v): gradient %v, want 5 on one element", p, x, stored, dx)
+				}
 			}
 		}
 	}
@@ -132,7 +149,8 @@ func maxRelDiff(got, want []float32) float64 {
 }
 
 // BenchmarkMaxPoolConv1 is max pooling 2/1 of cnn-tramer-boneh's first conv output at batch
-// 256 (256·16 planes of 14×14), forward and backward.
+// 256 (256·16 planes of 14×14), forward and backward, with the backward pass recomputing each
+// window's maximum or scattering through the indices the forward pass stored.
 func BenchmarkMaxPoolConv1(b *testing.B) {
 	p := pool2d{max: true, k: 2, s: 1}
 	planes, h, w := 256*16, 14, 14
@@ -140,13 +158,22 @@ func BenchmarkMaxPoolConv1(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	x, dx := make([]float32, planes*h*w), make([]float32, planes*h*w)
 	y, dy := make([]float32, planes*oh*ow), make([]float32, planes*oh*ow)
+	arg := make([]int32, len(y))
 	for i := range x {
 		x[i] = float32(rng.NormFloat64())
 	}
-	b.ResetTimer()
-	for range b.N {
-		p.forward(x, y, planes, h, w, 0)
-		clear(dx)
-		p.backward(x, dy, dx, planes, h, w, 0)
-	}
+	b.Run("recompute", func(b *testing.B) {
+		for b.Loop() {
+			p.forward(x, y, nil, planes, h, w, 0)
+			clear(dx)
+			p.backward(x, dy, dx, planes, h, w, 0)
+		}
+	})
+	b.Run("stored", func(b *testing.B) {
+		for b.Loop() {
+			p.forward(x, y, arg, planes, h, w, 0)
+			clear(dx)
+			p.backwardArg(arg, dy, dx, planes, h, w, 0)
+		}
+	})
 }
