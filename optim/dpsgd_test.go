@@ -192,3 +192,46 @@ func TestDPSGDErrors(t *testing.T) {
 		t.Errorf("failed steps were counted: Steps() = %d", o.Steps())
 	}
 }
+
+// TestDPSGDNoiseDrawnAlongside checks that drawing the noise while the gradient is computed
+// changes nothing: a seeded step's update is bit-identical to the clipped sum plus
+// AddGaussianScaled from the same seed, whatever the number of noise workers, on a vector long
+// enough for the chunked path, and the stream goes on from the same place.
+func TestDPSGDNoiseDrawnAlongside(t *testing.T) {
+	const d, n, clip, sigma = 3*chunkSize + 7, 6, 0.8, 1.1
+	m := &tableModel{params: make([]float32, d)}
+	b := Batch{X: make([]float32, n*d), N: n}
+	for i := range b.X {
+		b.X[i] = float32(i%13)/13 - 0.4
+	}
+	info := BatchInfo{Sampling: accounting.Shuffled, BatchSize: n, DatasetSize: 60}
+	want := make([]float32, d)
+	if _, err := m.ClippedGradSum(b, clip, want, nil); err != nil {
+		t.Fatal(err)
+	}
+	ref := NewSeededNoise(9)
+	if !ref.AddGaussianScaled(want, sigma*clip, 1.0/n) {
+		t.Fatal("reference not finite")
+	}
+	next := ref.Rand().Uint64()
+	for _, workers := range []int{1, 2, 3} {
+		m.params = make([]float32, d)
+		noise := NewSeededNoise(9)
+		noise.workers = workers
+		o, err := NewDPSGD(DPSGDConfig{NoiseMultiplier: sigma, ClipNorm: clip, Schedule: Constant{1}}, noise)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := o.Step(m, b, info); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range m.params {
+			if -v != want[i] {
+				t.Fatalf("%d workers: coordinate %d is %v, want %v", workers, i, -v, want[i])
+			}
+		}
+		if noise.Rand().Uint64() != next {
+			t.Errorf("%d workers: the stream is not where the sequential step leaves it", workers)
+		}
+	}
+}
