@@ -330,10 +330,8 @@ func sameShape(a tensor.Shape, b []int) bool {
 // 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), since gorgonia has no erf.
 func activation(x *G.Node, name string) (*G.Node, error) {
 	switch name {
-	case "relu":
-		return G.Rectify(x)
-	case "tanh":
-		return G.Tanh(x)
+	case "relu", "tanh":
+		return G.ApplyOp(actOp{relu: name == "relu", out: newOutBuf()}, x)
 	case "gelu":
 		c := func(v float32) *G.Node { return G.NewConstant(v) }
 		x3, err := G.Cube(x)
