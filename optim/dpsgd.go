@@ -34,7 +34,6 @@ type DPSGD struct {
 	cfg   DPSGDConfig
 	noise *Noise
 	grad  []float32
-	z     []float32 // the step's noise, drawn while the gradient is computed
 	norms []float64
 	k     int
 }
@@ -100,23 +99,6 @@ func (o *DPSGD) Step(m GradientOracle, b Batch, info BatchInfo) (Result, error) 
 		return Result{}, err
 	}
 	o.grad = resize(o.grad, len(params))
-	// The noise does not depend on the gradient, so it is drawn on another goroutine while the
-	// gradient is computed (on a 2-core machine it costs almost no wall time). It is the same
-	// stream, drawn in the same order, as adding it afterwards: a seeded run is unchanged.
-	std := o.std() // σ = 0 with C = +Inf: no noise, not NaN
-	var drawn chan struct{}
-	if std > 0 {
-		if cap(o.z) < len(params) {
-			o.z = make([]float32, len(params))
-		}
-		o.z = o.z[:len(params)]
-		drawn = make(chan struct{})
-		go func() {
-			defer close(drawn)
-			o.noise.FillGaussian(o.z, std)
-		}()
-		defer func() { <-drawn }() // never leave the stream in use when returning early
-	}
 	var st Stats
 	if b.N > 0 {
 		// An empty Poisson batch is a legitimate draw: the step still releases pure noise.
@@ -128,14 +110,8 @@ func (o *DPSGD) Step(m GradientOracle, b Batch, info BatchInfo) (Result, error) 
 			return Result{}, fmt.Errorf("optim: DP-SGD step %d: %w", o.k+1, err)
 		}
 	}
-	finite := false
-	if std > 0 {
-		<-drawn
-		finite = addScaled(o.grad, o.z, 1/p.norm)
-	} else {
-		finite = scaleChunk(o.grad, 1/p.norm)
-	}
-	if !finite {
+	std := o.std() // σ = 0 with C = +Inf: no noise, not NaN
+	if !o.noise.AddGaussianScaled(o.grad, std, 1/p.norm) {
 		return Result{}, fmt.Errorf("optim: DP-SGD step %d: %w", o.k+1, ErrNotFinite)
 	}
 	o.cfg.Rule.Apply(params, o.grad, lr)
@@ -154,20 +130,6 @@ func scaleFinite(g []float32, s float64) error {
 		return ErrNotFinite
 	}
 	return nil
-}
-
-// addScaled sets g[i] to (g[i] + z[i])·s, rounding to float32 after the addition and after the
-// multiplication (in float64), and reports whether every result is finite: the same results
-// as AddGaussianScaled when z holds the noise FillGaussian drew.
-func addScaled(g, z []float32, s float64) bool {
-	var chk float32 // stays 0 unless some result is NaN or infinite (x−x is then NaN)
-	z = z[:len(g)]
-	for i, v := range g {
-		x := float32(float64(v+z[i]) * s)
-		g[i] = x
-		chk += x - x
-	}
-	return chk == 0
 }
 
 // resize returns a zeroed slice of length n, reusing buf's storage when it is large enough.

@@ -193,11 +193,10 @@ func TestDPSGDErrors(t *testing.T) {
 	}
 }
 
-// TestDPSGDNoiseDrawnAlongside checks that drawing the noise while the gradient is computed
-// changes nothing: a seeded step's update is bit-identical to the clipped sum plus
-// AddGaussianScaled from the same seed, whatever the number of noise workers, on a vector long
-// enough for the chunked path, and the stream goes on from the same place.
-func TestDPSGDNoiseDrawnAlongside(t *testing.T) {
+// TestDPSGDSeededStep checks that a seeded step's update is bit-identical to the clipped sum
+// plus AddGaussianScaled from the same seed, whatever the number of noise workers, on a vector
+// long enough for the chunked path, and that the stream goes on from the same place.
+func TestDPSGDSeededStep(t *testing.T) {
 	const d, n, clip, sigma = 3*chunkSize + 7, 6, 0.8, 1.1
 	m := &tableModel{params: make([]float32, d)}
 	b := Batch{X: make([]float32, n*d), N: n}
