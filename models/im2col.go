@@ -45,10 +45,16 @@ func (op patchOp) Do(in ...G.Value) (G.Value, error) {
 	s := shapeOf(in[0])
 	oh, ow := op.outHW(s[2], s[3])
 	d := s[1] * op.k * op.k
-	a := op.out.get(s[0]*oh*ow*d, op.pad > 0) // entries over the padding are never written
+	// The buffer is kept across runs and may hold anything: the entries over the padding are
+	// zeroed as the walk passes them, not by clearing the whole matrix first.
+	a := op.out.get(s[0]*oh*ow*d, false)
 	op.forEach(s, func(xs []float32, as []float32, src, dst, n int) {
 		for i, v := range xs[src : src+n] { // runs are kernel rows: too short for memmove's call
 			as[dst+i] = v
+		}
+	}, func(as []float32, dst, n int) {
+		for i := range as[dst : dst+n] {
+			as[dst+i] = 0
 		}
 	}, x, a)
 	return tensor.New(tensor.WithBacking(a), tensor.WithShape(s[0]*oh*ow, d)), nil
@@ -56,9 +62,10 @@ func (op patchOp) Do(in ...G.Value) (G.Value, error) {
 
 // forEach walks every contiguous run shared by an input row and a patch row, sample by sample
 // on up to GOMAXPROCS goroutines, and calls f(x of the sample, A rows of the sample, start in
-// x, start in A, length). Entries of A over the padding are never visited (they stay zero).
+// x, start in A, length). If pad is not nil it is called on every run of A entries over the
+// padding, pad(A rows of the sample, start in A, length); otherwise they are not visited.
 // Each sample is handled by one goroutine, so the result does not depend on the split.
-func (op patchOp) forEach(s tensor.Shape, f func(xs, as []float32, src, dst, n int), x, a []float32) {
+func (op patchOp) forEach(s tensor.Shape, f func(xs, as []float32, src, dst, n int), pad func(as []float32, dst, n int), x, a []float32) {
 	c, h, w := s[1], s[2], s[3]
 	oh, ow := op.outHW(h, w)
 	d := c * op.k * op.k
@@ -71,15 +78,28 @@ func (op patchOp) forEach(s tensor.Shape, f func(xs, as []float32, src, dst, n i
 					c0 := j*op.s - op.pad // input column of the kernel's first column
 					lo, hi := max(0, -c0), min(op.k, w-c0)
 					if lo >= hi {
+						if pad != nil {
+							pad(as, row, d)
+						}
 						continue
 					}
 					for ch := 0; ch < c; ch++ {
 						for kr := 0; kr < op.k; kr++ {
 							r := i*op.s - op.pad + kr
+							o := row + (ch*op.k+kr)*op.k
 							if r < 0 || r >= h {
+								if pad != nil {
+									pad(as, o, op.k)
+								}
 								continue
 							}
-							f(xs, as, ch*h*w+r*w+c0+lo, row+(ch*op.k+kr)*op.k+lo, hi-lo)
+							if pad != nil && lo > 0 {
+								pad(as, o, lo)
+							}
+							if pad != nil && hi < op.k {
+								pad(as, o+hi, op.k-hi)
+							}
+							f(xs, as, ch*h*w+r*w+c0+lo, o+lo, hi-lo)
 						}
 					}
 				}
@@ -124,7 +144,7 @@ func (op patchDiffOp) Do(in ...G.Value) (G.Value, error) {
 		for i, v := range as[dst : dst+n] {
 			xs[src+i] += v
 		}
-	}, gx, ga)
+	}, nil, gx, ga)
 	return tensor.New(tensor.WithBacking(gx), tensor.WithShape(op.shape.Clone()...)), nil
 }
 func (op patchDiffOp) WriteHash(h hash.Hash) { fmt.Fprint(h, op.String()) }

@@ -58,6 +58,19 @@ func TestPatchOp(t *testing.T) {
 			if !slices.Equal(gotDX, wantDX) {
 				t.Errorf("gradient differs from gorgonia's col2im (max relative difference %g)", maxRelDiff(gotDX, wantDX))
 			}
+			// A kept buffer holding garbage (as after the tape machine reused its memory) gives
+			// the same patches: the padding entries are zeroed, not assumed zero.
+			kept := patchOp{k: tc.k, s: tc.stride, pad: tc.padding, out: &outBuf{data: make([]float32, rows*d)}}
+			for i := range kept.out.data {
+				kept.out.data[i] = 7
+			}
+			v, err := kept.Do(tensor.New(tensor.WithBacking(x), tensor.WithShape(shape...)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := float32s(v); !slices.Equal(got, wantA) {
+				t.Error("patches written into a dirty kept buffer differ from gorgonia's Im2Col")
+			}
 		})
 	}
 }
