@@ -24,6 +24,7 @@ type Network struct {
 	inDim  int
 
 	tapes map[tapeKey]*tape
+	dr    *direct // the direct executor (direct.go), nil when the graph runs every pass
 
 	sq      []float64 // per-sample squared norms of a chunk
 	scale   []float32 // per-sample clip factors of a chunk
@@ -69,6 +70,12 @@ func newUninitialised(spec Spec) (*Network, error) {
 	// Compile the smallest training graph now, so that a spec gorgonia cannot build fails here.
 	if _, err := nw.tape(nw.bucket(1), modeGhost); err != nil {
 		return nil, err
+	}
+	if r.engine != "graph" {
+		nw.dr = newDirect(nw)
+		if nw.dr == nil && r.engine == "direct" {
+			return nil, fmt.Errorf("models: engine direct cannot run %s (it runs dense, conv2d, pooling, flatten, tanh and relu layers only): use engine auto or graph", r.name)
+		}
 	}
 	return nw, nil
 }
@@ -241,25 +248,11 @@ func fill(s []float32, v float32) {
 func (nw *Network) logitStats(t *tape, b Batch, start, m int, s *Stats, pred []int32) {
 	c := nw.res.classes
 	for i := 0; i < m; i++ {
-		row := t.logits[i*c : (i+1)*c]
-		best := 0
-		mx := float64(row[0])
-		for k, v := range row {
-			if float64(v) > mx {
-				mx, best = float64(v), k
-			}
-		}
-		var se float64
-		for _, v := range row {
-			se += math.Exp(float64(v) - mx)
-		}
+		y := -1
 		if b.Y != nil {
-			y := int(b.Y[start+i])
-			s.Loss += mx + math.Log(se) - float64(row[y])
-			if best == y {
-				s.Correct++
-			}
+			y = int(b.Y[start+i])
 		}
+		best := scoreRow(t.logits[i*c:(i+1)*c], y, s)
 		if pred != nil {
 			pred[start+i] = int32(best)
 		}
@@ -267,11 +260,37 @@ func (nw *Network) logitStats(t *tape, b Batch, start, m int, s *Stats, pred []i
 	s.N += m
 }
 
+// scoreRow returns the arg-max of a row of logits and, for a label y ≥ 0, adds the row's
+// softmax cross-entropy (in float64) to s.Loss and counts a correct arg-max in s.Correct.
+func scoreRow(row []float32, y int, s *Stats) int {
+	best := 0
+	mx := float64(row[0])
+	for k, v := range row {
+		if float64(v) > mx {
+			mx, best = float64(v), k
+		}
+	}
+	if y >= 0 {
+		var se float64
+		for _, v := range row {
+			se += math.Exp(float64(v) - mx)
+		}
+		s.Loss += mx + math.Log(se) - float64(row[y])
+		if best == y {
+			s.Correct++
+		}
+	}
+	return best
+}
+
 // Evaluate computes the summed loss and the accuracy of b without gradients.
 func (nw *Network) Evaluate(b Batch) (Stats, error) {
 	var s Stats
 	if err := nw.checkBatch(b); err != nil {
 		return s, err
+	}
+	if nw.dr != nil {
+		return nw.dr.run(b, nil, 0, false, nil, nil)
 	}
 	for start := 0; start < b.N; start += nw.res.chunk {
 		if _, _, err := nw.pass(b, start, modeForward, &s, nil); err != nil {
@@ -290,6 +309,10 @@ func (nw *Network) Predict(b Batch, pred []int32) error {
 		return fmt.Errorf("models: pred has length %d, need %d", len(pred), b.N)
 	}
 	b.Y = nil
+	if nw.dr != nil {
+		_, err := nw.dr.run(b, nil, 0, false, nil, pred)
+		return err
+	}
 	var s Stats
 	for start := 0; start < b.N; start += nw.res.chunk {
 		if _, _, err := nw.pass(b, start, modeForward, &s, pred); err != nil {
@@ -328,8 +351,11 @@ func (nw *Network) ClippedGradSum(b Batch, clip float64, grad []float32, norms [
 	if norms != nil && len(norms) < b.N {
 		return s, fmt.Errorf("models: norms has length %d, need %d", len(norms), b.N)
 	}
-	clear(grad)
 	needNorms := norms != nil || !math.IsInf(clip, 1)
+	if nw.dr != nil {
+		return nw.dr.run(b, grad, clip, needNorms, norms, nil)
+	}
+	clear(grad)
 	for start := 0; start < b.N; start += nw.res.chunk {
 		t, m, err := nw.pass(b, start, modeGhost, &s, nil)
 		if err != nil {

@@ -21,6 +21,11 @@ type Spec struct {
 	// Chunk is the largest number of samples one graph run processes (0: the kind's default).
 	// Larger batches are processed in chunks, which bounds memory independently of batch size.
 	Chunk int `json:"chunk,omitempty" yaml:"chunk,omitempty"`
+	// Engine selects how training and evaluation passes run: "direct" (the direct executor,
+	// direct.go: NHWC layout, both cores, no graph), "graph" (the gorgonia graph), or "" /
+	// "auto": direct where the network has only dense, conv2d, pooling, flatten, tanh and relu
+	// layers, graph otherwise. Results agree to float32 rounding.
+	Engine string `json:"engine,omitempty" yaml:"engine,omitempty"`
 	// Preprocessing records how the inputs were prepared (dataset, normalisation, features),
 	// as the trainer's config keys and values, so that evaluation can prepare its inputs the
 	// same way. This package stores it with the parameters and never reads it.
@@ -64,6 +69,7 @@ type resolved struct {
 	classes int
 	layers  []LayerSpec
 	chunk   int
+	engine  string // "direct", "graph" or "auto"
 }
 
 func preset(name string) (Spec, bool) {
@@ -164,6 +170,13 @@ func (s Spec) resolve() (resolved, error) {
 	}
 	if r.chunk < 0 {
 		return resolved{}, fmt.Errorf("models: chunk %d is negative", r.chunk)
+	}
+	switch r.engine = s.Engine; r.engine {
+	case "":
+		r.engine = "auto"
+	case "auto", "direct", "graph":
+	default:
+		return resolved{}, fmt.Errorf("models: engine %q unknown: use auto, direct or graph", s.Engine)
 	}
 	switch s.Kind {
 	case "logreg":

@@ -1,0 +1,727 @@
+package models
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/chewxy/math32"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+)
+
+// The direct executor runs the forward pass, the backward pass and ghost clipping of a
+// sequential network of dense, conv2d, max/average pooling, flatten and tanh/ReLU layers
+// without a gorgonia graph, for the hot loop of training and evaluation (issue #15). Its design:
+//
+//   - One layout end to end: activations are NHWC (nhwc.go), the layout a conv layer's GEMM
+//     produces, so no layer transposes its output; only flatten reorders a sample's values to
+//     the (channel, row, column) order the parameter layout and the graph use.
+//   - Both cores busy: a chunk of samples is cut into blocks of directBlock samples, and each
+//     block's forward pass, backward pass, per-example norms and clip factors, and its share of
+//     the conv layers' clipped weight gradients run on one goroutine from start to end, with
+//     single-threaded BLAS (blas_threads_openblas.go), so the block's patches and gradients stay
+//     in that core's cache. The dense layers' clipped gradients, Aᵀ·diag(c)·G, are then one GEMM
+//     over the chunk per fixed slice of the weight's rows.
+//   - No work that nothing reads: weight gradients are computed once, already clipped; the first
+//     parameter layer computes no input gradient.
+//   - Buffers are allocated for the chunk size once and reused by every call.
+//   - Bit-identical whatever the number of workers: blocks and GEMM slices are fixed by the chunk
+//     size alone, each is computed by one goroutine, and per-block partial sums are added in
+//     block order.
+//
+// The gorgonia graph (graph.go) stays the reference and the path for every other network
+// (GroupNorm, residual blocks, global average pooling, gelu) and for per-sample gradients,
+// traces and resumed passes; direct_test.go checks the two agree on every layer type.
+
+// directBlock is the number of samples one goroutine carries through a whole step at a time:
+// large enough for efficient GEMMs (a cnn-tramer-boneh block's first conv GEMM has 32·196 rows),
+// small enough that a chunk of 256 gives each of two cores four blocks.
+const directBlock = 32
+
+// directSliceRows is the number of weight rows one task of a dense layer's clipped-gradient
+// GEMM computes.
+const directSliceRows = 128
+
+// dOp is one op of the direct executor with its per-sample input and output shapes as
+// (h, w, c); a vector of n features is 1×1×n.
+type dOp struct {
+	kind                   opKind
+	p                      int // parameter layer (dense, conv)
+	relu                   bool
+	conv                   convGeom
+	pool                   poolGeom
+	ih, iw, ic, oh, ow, oc int
+}
+
+func (o *dOp) inSize() int  { return o.ih * o.iw * o.ic }
+func (o *dOp) outSize() int { return o.oh * o.ow * o.oc }
+
+// direct holds a network's direct-executor state: the op list and the buffers for chunks of up
+// to n samples.
+type direct struct {
+	nw    *Network
+	ops   []dOp
+	first int // index of the first dense/conv op: no input gradient is needed at or before it
+	n     int // samples the buffers hold
+
+	x     []float32   // the chunk's inputs, NHWC
+	out   [][]float32 // op i's output, n × outSize
+	dx    [][]float32 // op i's input gradient, n × inSize (ops after first)
+	gl    []float32   // gradient of the summed loss at the logits, n × classes
+	patch [][]float32 // conv layer j's patch matrix, n·rows × d
+	arg   [][]int32   // max-pool op i's argmax indices, n × outSize
+	wp    [][]float32 // conv layer j's weight with rows in patch order (kernel row, column, channel)
+	perm  [][]int32   // conv layer j: perm[r] is the parameter row of patch-order row r
+
+	sq    []float64 // per-sample squared gradient norms
+	scale []float32 // per-sample clip factors
+
+	partSize int         // per block: all conv layers' weight and bias gradients
+	partOff  []int       // conv layer j's offset within a block's partial sum
+	part     [][]float32 // per block
+	stats    []Stats     // per block
+	errs     []error     // per block
+
+	work []directScratch // per worker
+}
+
+// directScratch is one worker's scratch space.
+type directScratch struct {
+	dp   []float32 // a conv layer's patch gradient for one block
+	key  []int32   // max pooling: keys and indices
+	max2 []float32 // max pooling 2/1: pair maxima
+	norm []float32 // SquaredNorms
+	// Conv layers whose per-sample gradients are materialised to compute their norms
+	// (keepSample): the block's per-sample weight gradients and bias gradients, by layer.
+	mat, bias [][]float32
+}
+
+// newDirect returns the direct executor for nw's plan, or nil if the plan has a layer it does
+// not run (GroupNorm, skips, global average pooling, gelu, non-square kernels).
+func newDirect(nw *Network) *direct {
+	p := nw.plan
+	dr := &direct{nw: nw, first: -1}
+	h, w, c := 1, 1, nw.inDim
+	if in := nw.res.input; len(in) == 3 {
+		c, h, w = in[0], in[1], in[2]
+	}
+	for i, o := range p.ops {
+		d := dOp{kind: o.kind, p: o.p, ih: h, iw: w, ic: c}
+		switch o.kind {
+		case opDense:
+			l := &p.layers[o.p]
+			if h*w*c != l.d {
+				return nil
+			}
+			h, w, c = 1, 1, l.k
+		case opConv:
+			l := &p.layers[o.p]
+			if l.kh != l.kw || l.c != c || l.h != h || l.wd != w {
+				return nil
+			}
+			d.conv = convGeom{h: h, w: w, c: c, k: l.kh, s: l.stride, pad: l.pad, oh: l.oh, ow: l.ow, out: l.k}
+			h, w, c = l.oh, l.ow, l.k
+		case opMaxPool, opAvgPool:
+			if len(o.out) != 3 {
+				return nil
+			}
+			d.pool = poolGeom{h: h, w: w, c: c, k: o.kernel, s: o.stride, oh: o.out[1], ow: o.out[2]}
+			h, w = o.out[1], o.out[2]
+		case opFlatten:
+			h, w, c = 1, 1, h*w*c
+		case opAct:
+			if o.act != "tanh" && o.act != "relu" {
+				return nil
+			}
+			d.relu = o.act == "relu"
+		default:
+			return nil
+		}
+		if (o.kind == opDense || o.kind == opConv) && dr.first < 0 {
+			dr.first = i
+		}
+		d.oh, d.ow, d.oc = h, w, c
+		if d.outSize() != prod(o.out) {
+			return nil
+		}
+		dr.ops = append(dr.ops, d)
+	}
+	if dr.first < 0 || h*w*c != nw.res.classes {
+		return nil
+	}
+	nl := len(p.layers)
+	dr.wp, dr.perm, dr.partOff = make([][]float32, nl), make([][]int32, nl), make([]int, nl)
+	for j := range p.layers {
+		l := &p.layers[j]
+		dr.partOff[j] = -1
+		if l.kind != kindConv {
+			continue
+		}
+		dr.partOff[j] = dr.partSize
+		dr.partSize += l.d * l.k
+		if l.b >= 0 {
+			dr.partSize += l.k
+		}
+		// Patch-order row (kernel row r, column s, channel ch) is parameter row (ch, r, s).
+		dr.wp[j] = make([]float32, l.d*l.k)
+		dr.perm[j] = make([]int32, l.d)
+		for r := 0; r < l.kh; r++ {
+			for s := 0; s < l.kw; s++ {
+				for ch := 0; ch < l.c; ch++ {
+					dr.perm[j][(r*l.kw+s)*l.c+ch] = int32((ch*l.kh+r)*l.kw + s)
+				}
+			}
+		}
+	}
+	return dr
+}
+
+// workerCount is the number of goroutines a call uses.
+func workerCount() int { return runtime.GOMAXPROCS(0) }
+
+// alloc sizes the buffers for chunks of up to n samples.
+func (dr *direct) alloc(n int) {
+	if n <= dr.n {
+		return
+	}
+	nw := dr.nw
+	dr.n = n
+	dr.x = make([]float32, n*nw.inDim)
+	dr.out, dr.dx, dr.arg = make([][]float32, len(dr.ops)), make([][]float32, len(dr.ops)), make([][]int32, len(dr.ops))
+	dr.patch = make([][]float32, len(nw.plan.layers))
+	for i := range dr.ops {
+		o := &dr.ops[i]
+		dr.out[i] = make([]float32, n*o.outSize())
+		if i > dr.first {
+			dr.dx[i] = make([]float32, n*o.inSize())
+		}
+		switch o.kind {
+		case opMaxPool:
+			dr.arg[i] = make([]int32, n*o.outSize())
+		case opConv:
+			l := &nw.plan.layers[o.p]
+			dr.patch[o.p] = make([]float32, n*l.rows()*l.d)
+		}
+	}
+	dr.gl = make([]float32, n*nw.res.classes)
+	dr.sq, dr.scale = make([]float64, n), make([]float32, n)
+	nb := (n + directBlock - 1) / directBlock
+	dr.part = make([][]float32, nb)
+	for b := range dr.part {
+		dr.part[b] = make([]float32, dr.partSize)
+	}
+	dr.stats, dr.errs = make([]Stats, nb), make([]error, nb)
+}
+
+// scratch returns worker w's scratch space.
+func (dr *direct) scratch(w int) *directScratch {
+	for len(dr.work) <= w {
+		dr.work = append(dr.work, directScratch{})
+	}
+	s := &dr.work[w]
+	if s.dp == nil {
+		dp, best := 0, 1
+		for i := range dr.ops {
+			o := &dr.ops[i]
+			switch {
+			case o.kind == opConv && i > dr.first:
+				dp = max(dp, o.conv.oh*o.conv.ow*o.conv.d())
+			case o.kind == opMaxPool:
+				best = max(best, 6*o.pool.ow*o.pool.c)
+			}
+		}
+		s.dp, s.key, s.max2 = make([]float32, directBlock*dp), make([]int32, best), make([]float32, best)
+		s.mat, s.bias = make([][]float32, len(dr.nw.plan.layers)), make([][]float32, len(dr.nw.plan.layers))
+		for j := range dr.nw.plan.layers {
+			if l := &dr.nw.plan.layers[j]; keepSample(l) {
+				s.mat[j], s.bias[j] = make([]float32, directBlock*l.d*l.k), make([]float32, directBlock*l.k)
+			}
+		}
+	}
+	return s
+}
+
+// parallel calls f(t, worker) for every task t < tasks on up to GOMAXPROCS goroutines, each
+// task on exactly one goroutine, and returns when all have returned.
+func (dr *direct) parallel(tasks int, f func(t, worker int)) {
+	workers := min(workerCount(), tasks)
+	for w := range max(workers, 1) {
+		dr.scratch(w)
+	}
+	if workers <= 1 {
+		for t := range tasks {
+			f(t, 0)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				t := int(next.Add(1) - 1)
+				if t >= tasks {
+					return
+				}
+				f(t, w)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// refreshWeights copies the conv weights into patch row order.
+func (dr *direct) refreshWeights() {
+	for j, wp := range dr.wp {
+		if wp == nil {
+			continue
+		}
+		l := &dr.nw.plan.layers[j]
+		for r, pr := range dr.perm[j] {
+			copy(wp[r*l.k:(r+1)*l.k], dr.nw.params[l.w+int(pr)*l.k:l.w+int(pr+1)*l.k])
+		}
+	}
+}
+
+// in returns op i's input buffer and out its output buffer (whole chunk).
+func (dr *direct) in(i int) []float32 {
+	if i == 0 {
+		return dr.x
+	}
+	return dr.out[i-1]
+}
+
+// dy returns the gradient of the summed loss with respect to op i's output (whole chunk).
+func (dr *direct) dy(i int) []float32 {
+	if i == len(dr.ops)-1 {
+		return dr.gl
+	}
+	return dr.dx[i+1]
+}
+
+// load copies samples [start+lo, start+lo+m) of b into the chunk input in NHWC.
+func (dr *direct) load(b Batch, start, lo, m int) {
+	nw := dr.nw
+	d := nw.inDim
+	src := b.X[(start+lo)*d : (start+lo+m)*d]
+	dst := dr.x[lo*d : (lo+m)*d]
+	if in := nw.res.input; len(in) == 3 && in[0] > 1 {
+		for s := 0; s < m; s++ {
+			transpose(src[s*d:(s+1)*d], dst[s*d:(s+1)*d], in[0], in[1]*in[2])
+		}
+		return
+	}
+	copy(dst, src)
+}
+
+// gemm computes c = alpha·op(a)·op(b) + beta·c on row-major matrices with the given shapes
+// (before the op).
+func gemm(ta, tb blas.Transpose, ar, ac int, a []float32, br, bc int, b []float32, beta float32, cr, cc int, c []float32) {
+	blas32.Gemm(ta, tb, 1, general(ar, ac, a), general(br, bc, b), beta, general(cr, cc, c))
+}
+
+// forward runs the ops on the block of m samples starting at lo.
+func (dr *direct) forward(lo, m int, s *directScratch) {
+	params := dr.nw.params
+	for i := range dr.ops {
+		o := &dr.ops[i]
+		is, os := o.inSize(), o.outSize()
+		x := dr.in(i)[lo*is : (lo+m)*is]
+		y := dr.out[i][lo*os : (lo+m)*os]
+		switch o.kind {
+		case opDense:
+			l := &dr.nw.plan.layers[o.p]
+			gemm(blas.NoTrans, blas.NoTrans, m, l.d, x, l.d, l.k, params[l.w:], 0, m, l.k, y)
+			if l.b >= 0 {
+				addBias(y, params[l.b:l.b+l.k])
+			}
+		case opConv:
+			l := &dr.nw.plan.layers[o.p]
+			r, d := l.rows(), l.d
+			pt := dr.patch[o.p][lo*r*d : (lo+m)*r*d]
+			for k := 0; k < m; k++ {
+				o.conv.im2col(x[k*is:(k+1)*is], pt[k*r*d:(k+1)*r*d])
+			}
+			gemm(blas.NoTrans, blas.NoTrans, m*r, d, pt, d, l.k, dr.wp[o.p], 0, m*r, l.k, y)
+			if l.b >= 0 {
+				addBias(y, params[l.b:l.b+l.k])
+			}
+		case opAct:
+			if o.relu {
+				for t, v := range x {
+					y[t] = max(v, 0) // NaN stays NaN (Go's max), as actOp
+				}
+			} else {
+				for t, v := range x {
+					y[t] = math32.Tanh(v)
+				}
+			}
+		case opMaxPool:
+			a := dr.arg[i][lo*os : (lo+m)*os]
+			for k := 0; k < m; k++ {
+				if o.pool.k == 2 && o.pool.s == 1 {
+					o.pool.max2Forward(x[k*is:(k+1)*is], y[k*os:(k+1)*os], a[k*os:(k+1)*os], s.max2, s.key)
+				} else {
+					o.pool.maxForward(x[k*is:(k+1)*is], y[k*os:(k+1)*os], a[k*os:(k+1)*os], s.key)
+				}
+			}
+		case opAvgPool:
+			for k := 0; k < m; k++ {
+				o.pool.avgForward(x[k*is:(k+1)*is], y[k*os:(k+1)*os])
+			}
+		case opFlatten:
+			// NHWC to the graph's (channel, row, column) order, which the dense weights index.
+			for k := 0; k < m; k++ {
+				transpose(x[k*is:(k+1)*is], y[k*os:(k+1)*os], o.ih*o.iw, o.ic)
+			}
+		}
+	}
+}
+
+// addBias adds bias to every row of y.
+func addBias(y, bias []float32) {
+	k := len(bias)
+	for r := 0; r < len(y); r += k {
+		row := y[r : r+k]
+		for c, v := range bias {
+			row[c] += v
+		}
+	}
+}
+
+// loss scores the block's logits against the labels into st (and pred) and, when grad is set,
+// writes the gradient of the summed softmax cross-entropy, softmax(z) − onehot(y), to gl.
+func (dr *direct) loss(b Batch, start, lo, m int, grad bool, st *Stats, pred []int32) {
+	c := dr.nw.res.classes
+	logits := dr.out[len(dr.ops)-1]
+	for k := lo; k < lo+m; k++ {
+		row := logits[k*c : (k+1)*c]
+		y := -1
+		if b.Y != nil {
+			y = int(b.Y[start+k])
+		}
+		best := scoreRow(row, y, st)
+		if pred != nil {
+			pred[start+k] = int32(best)
+		}
+		if !grad {
+			continue
+		}
+		mx := math.Inf(-1)
+		for _, v := range row {
+			mx = math.Max(mx, float64(v))
+		}
+		var se float64
+		for _, v := range row {
+			se += math.Exp(float64(v) - mx)
+		}
+		g := dr.gl[k*c : (k+1)*c]
+		for j, v := range row {
+			p := math.Exp(float64(v)-mx) / se
+			if j == y {
+				p--
+			}
+			g[j] = float32(p)
+		}
+	}
+	st.N += m
+}
+
+// backward computes, for the block, the gradient with respect to every op's input after the
+// first parameter layer, which leaves each parameter layer's G = ∂L/∂Z in dy of its op.
+func (dr *direct) backward(lo, m int, s *directScratch) {
+	params := dr.nw.params
+	for i := len(dr.ops) - 1; i > dr.first; i-- {
+		o := &dr.ops[i]
+		is, os := o.inSize(), o.outSize()
+		dy := dr.dy(i)[lo*os : (lo+m)*os]
+		dx := dr.dx[i][lo*is : (lo+m)*is]
+		switch o.kind {
+		case opDense:
+			l := &dr.nw.plan.layers[o.p]
+			gemm(blas.NoTrans, blas.Trans, m, l.k, dy, l.d, l.k, params[l.w:], 0, m, l.d, dx)
+		case opConv:
+			l := &dr.nw.plan.layers[o.p]
+			r, d := l.rows(), l.d
+			dp := s.dp[:m*r*d]
+			gemm(blas.NoTrans, blas.Trans, m*r, l.k, dy, d, l.k, dr.wp[o.p], 0, m*r, d, dp)
+			clear(dx)
+			for k := 0; k < m; k++ {
+				o.conv.col2im(dp[k*r*d:(k+1)*r*d], dx[k*is:(k+1)*is])
+			}
+		case opAct:
+			if o.relu {
+				x := dr.in(i)[lo*is : (lo+m)*is]
+				for t, v := range x {
+					// Keep the gradient where x's sign bit is clear, as actDiffOp.
+					keep := uint32(int32(^math.Float32bits(v)) >> 31)
+					dx[t] = math.Float32frombits(math.Float32bits(dy[t]) & keep)
+				}
+			} else {
+				y := dr.out[i][lo*os : (lo+m)*os]
+				for t, v := range y {
+					dx[t] = (1 - v*v) * dy[t]
+				}
+			}
+		case opMaxPool:
+			clear(dx)
+			a := dr.arg[i][lo*os : (lo+m)*os]
+			for k := 0; k < m; k++ {
+				maxBackward(a[k*os:(k+1)*os], dy[k*os:(k+1)*os], dx[k*is:(k+1)*is])
+			}
+		case opAvgPool:
+			clear(dx)
+			for k := 0; k < m; k++ {
+				o.pool.avgBackward(dy[k*os:(k+1)*os], dx[k*is:(k+1)*is])
+			}
+		case opFlatten:
+			for k := 0; k < m; k++ {
+				transpose(dy[k*os:(k+1)*os], dx[k*is:(k+1)*is], o.ic, o.ih*o.iw)
+			}
+		}
+	}
+}
+
+// layerAG returns parameter op i's A and G rows for samples [lo, lo+m).
+func (dr *direct) layerAG(i, lo, m int) (a, g []float32, l *pLayer) {
+	o := &dr.ops[i]
+	l = &dr.nw.plan.layers[o.p]
+	r := l.rows()
+	if o.kind == opConv {
+		a = dr.patch[o.p][lo*r*l.d : (lo+m)*r*l.d]
+	} else {
+		a = dr.in(i)[lo*l.d : (lo+m)*l.d]
+	}
+	return a, dr.dy(i)[lo*r*l.k : (lo+m)*r*l.k], l
+}
+
+// keepSample reports whether a layer's per-sample gradients are materialised for its norms
+// (a conv layer where that is cheaper than the Gram identity, see LayerGeometry.useGram) and
+// small enough to keep for a block: the block's clipped sum is then Σ c_i·(P_iᵀG_i) from the
+// kept products, and the layer needs no second GEMM.
+func keepSample(l *pLayer) bool {
+	return l.kind == kindConv && !l.geometry().useGram() && directBlock*l.d*l.k <= 1<<20
+}
+
+// clipBlock computes the block's per-sample gradient norms (into norms when set) and clip
+// factors, scales each sample's G rows by its factor where a GEMM then sums them, and writes the
+// block's conv weight and bias gradients, Σ_i c_i·P_iᵀG_i, to part. It returns the first
+// non-finite norm as an error.
+func (dr *direct) clipBlock(start, lo, m int, clip float64, needNorms bool, norms []float64, part []float32, st *Stats, s *directScratch) error {
+	if needNorms {
+		sq := dr.sq[lo : lo+m]
+		clear(sq)
+		for i := range dr.ops {
+			if k := dr.ops[i].kind; k != opDense && k != opConv {
+				continue
+			}
+			a, g, l := dr.layerAG(i, lo, m)
+			if keepSample(l) {
+				materialise(sq, a, g, l, s.mat[dr.ops[i].p], s.bias[dr.ops[i].p])
+				continue
+			}
+			var err error
+			if s.norm, err = SquaredNorms(sq, a, g, l.geometry(), s.norm); err != nil {
+				return fmt.Errorf("layer %s: %w", l.name, err)
+			}
+		}
+		for k, v := range sq {
+			norm := math.Sqrt(v)
+			if err := finiteNorm(norm, start+lo+k); err != nil {
+				return err
+			}
+			if norms != nil {
+				norms[start+lo+k] = norm
+			}
+			c := float32(1)
+			if norm > clip {
+				st.Clipped++
+				c = ClipFactor(clip, norm)
+			}
+			dr.scale[lo+k] = c
+		}
+	}
+	for i := range dr.ops {
+		if k := dr.ops[i].kind; k != opDense && k != opConv {
+			continue
+		}
+		a, g, l := dr.layerAG(i, lo, m)
+		j := dr.ops[i].p
+		if needNorms && keepSample(l) {
+			// Σ_i c_i·W_i over the kept per-sample gradients, in sample order.
+			off, dk := dr.partOff[j], l.d*l.k
+			w, b := part[off:off+dk], part[off+dk:]
+			clear(w)
+			if l.b >= 0 {
+				clear(b[:l.k])
+			}
+			for k, c := range dr.scale[lo : lo+m] {
+				for t, v := range s.mat[j][k*dk : (k+1)*dk] {
+					w[t] += c * v
+				}
+				if l.b >= 0 {
+					for t, v := range s.bias[j][k*l.k : (k+1)*l.k] {
+						b[t] += c * v
+					}
+				}
+			}
+			continue
+		}
+		rk := l.rows() * l.k
+		if needNorms {
+			for k, c := range dr.scale[lo : lo+m] {
+				if c != 1 {
+					blas32.Scal(c, blas32.Vector{N: rk, Inc: 1, Data: g[k*rk:]})
+				}
+			}
+		}
+		if l.kind != kindConv {
+			continue
+		}
+		off := dr.partOff[j]
+		gemm(blas.Trans, blas.NoTrans, m*l.rows(), l.d, a, m*l.rows(), l.k, g, 0, l.d, l.k, part[off:])
+		if l.b >= 0 {
+			columnSums(part[off+l.d*l.k:off+l.d*l.k+l.k], g, l.k)
+		}
+	}
+	return nil
+}
+
+// materialise writes each of the block's per-sample conv weight gradients P_iᵀG_i to mat and
+// bias gradients G_iᵀ1 to bias, and adds their squared norms to sq, with the arithmetic of
+// SquaredNorms' materialising path.
+func materialise(sq []float64, a, g []float32, l *pLayer, mat, bias []float32) {
+	r, d, k := l.rows(), l.d, l.k
+	for i := range sq {
+		w := mat[i*d*k : (i+1)*d*k]
+		gemm(blas.Trans, blas.NoTrans, r, d, a[i*r*d:], r, k, g[i*r*k:], 0, d, k, w)
+		sq[i] += sumSq(w)
+		if l.b >= 0 {
+			cs := bias[i*k : (i+1)*k]
+			columnSums(cs, g[i*r*k:(i+1)*r*k], k)
+			sq[i] += sumSq(cs)
+		}
+	}
+}
+
+// denseTask is one slice of a dense layer's clipped-gradient GEMM: weight rows [r0, r1) of
+// op i's layer, and its bias when bias is set.
+type denseTask struct {
+	i, r0, r1 int
+	bias      bool
+}
+
+// denseTasks lists the tasks of the chunk's dense-layer GEMMs, fixed by the network alone.
+func (dr *direct) denseTasks() []denseTask {
+	var ts []denseTask
+	for i := range dr.ops {
+		if dr.ops[i].kind != opDense {
+			continue
+		}
+		l := &dr.nw.plan.layers[dr.ops[i].p]
+		for r0 := 0; r0 < l.d; r0 += directSliceRows {
+			ts = append(ts, denseTask{i: i, r0: r0, r1: min(r0+directSliceRows, l.d)})
+		}
+		if l.b >= 0 {
+			ts = append(ts, denseTask{i: i, bias: true})
+		}
+	}
+	return ts
+}
+
+// chunk runs samples [start, start+m) of b: forward (and with grad the backward pass and
+// clipping), adding the chunk's loss and accuracy to st, predictions to pred, and the clipped
+// gradient sum to grad.
+func (dr *direct) chunk(b Batch, start, m int, grad []float32, clip float64, needNorms bool, norms []float64, st *Stats, pred []int32) error {
+	nb := (m + directBlock - 1) / directBlock
+	for k := range nb {
+		dr.stats[k], dr.errs[k] = Stats{}, nil
+	}
+	dr.parallel(nb, func(k, w int) {
+		s := &dr.work[w]
+		lo := k * directBlock
+		mb := min(directBlock, m-lo)
+		dr.load(b, start, lo, mb)
+		dr.forward(lo, mb, s)
+		dr.loss(b, start, lo, mb, grad != nil, &dr.stats[k], pred)
+		if grad == nil {
+			return
+		}
+		dr.backward(lo, mb, s)
+		dr.errs[k] = dr.clipBlock(start, lo, mb, clip, needNorms, norms, dr.part[k], &dr.stats[k], s)
+	})
+	for k := range nb {
+		if dr.errs[k] != nil {
+			return dr.errs[k]
+		}
+		st.Add(dr.stats[k])
+	}
+	if grad == nil {
+		return nil
+	}
+	// Conv layers: the blocks' partial sums in block order, back to parameter row order.
+	for j, off := range dr.partOff {
+		if off < 0 {
+			continue
+		}
+		l := &dr.nw.plan.layers[j]
+		for r, pr := range dr.perm[j] {
+			dst := grad[l.w+int(pr)*l.k : l.w+int(pr+1)*l.k]
+			for k := range nb {
+				for c, v := range dr.part[k][off+r*l.k : off+(r+1)*l.k] {
+					dst[c] += v
+				}
+			}
+		}
+		if l.b >= 0 {
+			dst := grad[l.b : l.b+l.k]
+			for k := range nb {
+				for c, v := range dr.part[k][off+l.d*l.k : off+l.d*l.k+l.k] {
+					dst[c] += v
+				}
+			}
+		}
+	}
+	// Dense layers: Aᵀ·G over the chunk (G already scaled), one task per slice of rows.
+	tasks := dr.denseTasks()
+	dr.parallel(len(tasks), func(t, w int) {
+		tk := tasks[t]
+		a, g, l := dr.layerAG(tk.i, 0, m)
+		if tk.bias {
+			s := &dr.work[w]
+			s.norm = grow(s.norm, l.k)
+			columnSums(s.norm[:l.k], g, l.k)
+			for c, v := range s.norm[:l.k] {
+				grad[l.b+c] += v
+			}
+			return
+		}
+		cols := tk.r1 - tk.r0
+		at := blas32.General{Rows: m, Cols: cols, Stride: l.d, Data: a[tk.r0:]}
+		gw := blas32.General{Rows: cols, Cols: l.k, Stride: l.k, Data: grad[l.w+tk.r0*l.k : l.w+tk.r1*l.k]}
+		blas32.Gemm(blas.Trans, blas.NoTrans, 1, at, general(m, l.k, g), 1, gw)
+	})
+	return nil
+}
+
+// run processes b in chunks of at most the network's Chunk samples.
+func (dr *direct) run(b Batch, grad []float32, clip float64, needNorms bool, norms []float64, pred []int32) (Stats, error) {
+	var st Stats
+	dr.alloc(min(dr.nw.res.chunk, max(b.N, 1)))
+	dr.refreshWeights()
+	if grad != nil {
+		clear(grad)
+	}
+	for start := 0; start < b.N; start += dr.nw.res.chunk {
+		m := min(dr.nw.res.chunk, b.N-start)
+		if err := dr.chunk(b, start, m, grad, clip, needNorms, norms, &st, pred); err != nil {
+			return Stats{}, err
+		}
+	}
+	return st, nil
+}

@@ -1,0 +1,275 @@
+package models
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// enginePair builds spec twice with the same parameters: on the direct executor (engine auto)
+// and on the gorgonia graph (engine graph).
+func enginePair(t *testing.T, spec Spec) (direct, graph *Network) {
+	t.Helper()
+	spec.Engine = "auto"
+	d, err := New(spec, rand.New(rand.NewPCG(7, 8)))
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	spec.Engine = "graph"
+	g, err := New(spec, rand.New(rand.NewPCG(7, 8)))
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	copy(g.Params(), d.Params())
+	if g.dr != nil {
+		t.Fatal("engine graph built a direct executor")
+	}
+	return d, g
+}
+
+// directSpecs are the networks the direct executor must run, beyond tinySpecs' supported ones:
+// the presets, and a conv stack with several input channels, padding, stride, ReLU and both
+// pooling kinds after one another.
+var directSpecs = []struct {
+	name string
+	spec Spec
+}{
+	{"cnn-tramer-boneh", Spec{Kind: "cnn-tramer-boneh"}},
+	{"lenet5", Spec{Kind: "lenet5"}},
+	{"scatternet-cnn-fmnist", Spec{Kind: "scatternet-cnn-fmnist"}},
+	{"mlp-784-128-64-32-10", Spec{Kind: "mlp-784-128-64-32-10"}},
+	{"conv-3ch-relu-pools", Spec{Kind: "cnn", Input: []int{3, 9, 9}, Classes: 4, Layers: []LayerSpec{
+		{Type: "conv2d", Out: 5, Kernel: 3, Stride: 1, Padding: 2}, {Type: "relu"},
+		{Type: "maxpool", Kernel: 3, Stride: 2}, {Type: "conv2d", Out: 6, Kernel: 2, Stride: 2, Padding: 1},
+		{Type: "tanh"}, {Type: "avgpool", Kernel: 2, Stride: 1}, {Type: "flatten"},
+		{Type: "dense", Out: 7}, {Type: "relu"}, {Type: "dense", Out: 4}}}},
+}
+
+// TestDirectMatchesGraph checks the direct executor against the gorgonia graph on every layer
+// type it runs: clipped and plain gradient sums, per-sample norms, loss, accuracy, clip counts
+// and predictions agree to float32 rounding, for batches within one block, across blocks, and
+// across chunks, at input scales 1 and 100. Networks it does not run must get no executor.
+func TestDirectMatchesGraph(t *testing.T) {
+	const tol = 1e-4
+	specs := append([]struct {
+		name string
+		spec Spec
+	}{}, directSpecs...)
+	for _, tc := range tinySpecs {
+		specs = append(specs, tc)
+	}
+	unsupported := map[string]bool{"mlp-gelu": true, "conv-materialise-groupnorm": true, "resblocks-gap": true, "identity-skip": true}
+	for _, tc := range specs {
+		spec := tc.spec
+		spec.Chunk = 64
+		d, g := enginePair(t, spec)
+		if (d.dr == nil) != unsupported[tc.name] {
+			t.Fatalf("%s: direct executor built = %v, want %v", tc.name, d.dr != nil, !unsupported[tc.name])
+		}
+		if d.dr == nil {
+			continue
+		}
+		np := len(d.Params())
+		for _, n := range []int{1, 33, 70} {
+			for _, scale := range []float32{1, 100} {
+				name := fmt.Sprintf("%s/n=%d/scale=%g", tc.name, n, scale)
+				rng := rand.New(rand.NewPCG(uint64(n), 9))
+				b := randomBatch(rng, d, n)
+				for i := range b.X {
+					b.X[i] *= scale
+				}
+				// A clip between the middle norms: about half the samples are clipped, and
+				// none has a norm within rounding of the clip.
+				gn := make([]float64, n)
+				gg := make([]float32, np)
+				if _, err := g.ClippedGradSum(b, math.Inf(1), gg, gn); err != nil {
+					t.Fatalf("%s: graph: %v", name, err)
+				}
+				sorted := slices.Clone(gn)
+				slices.Sort(sorted)
+				mid := sorted[0] / 2
+				if n > 1 {
+					mid = (sorted[n/2-1] + sorted[n/2]) / 2
+				}
+				for _, clip := range []float64{math.Inf(1), mid} {
+					dn, gn := make([]float64, n), make([]float64, n)
+					dg := make([]float32, np)
+					ds, err := d.ClippedGradSum(b, clip, dg, dn)
+					if err != nil {
+						t.Fatalf("%s: direct: %v", name, err)
+					}
+					gs, err := g.ClippedGradSum(b, clip, gg, gn)
+					if err != nil {
+						t.Fatalf("%s: graph: %v", name, err)
+					}
+					// Relative to the sum's norm, or to 1e-5 where a confidently classified
+					// batch has a gradient of rounding-error size.
+					if e := diffNorm(dg, gg) / max(norm2(gg), 1e-5); e > tol {
+						t.Errorf("%s clip=%g: gradient sums differ by %.2g relative", name, clip, e)
+					}
+					for i := range dn {
+						if e := math.Abs(dn[i]-gn[i]) / max(gn[i], 1e-5); e > tol {
+							t.Errorf("%s clip=%g: norm %d: direct %g, graph %g", name, clip, i, dn[i], gn[i])
+							break
+						}
+					}
+					if ds.N != gs.N || ds.Correct != gs.Correct || ds.Clipped != gs.Clipped ||
+						math.Abs(ds.Loss-gs.Loss) > tol*max(1, math.Abs(gs.Loss)) {
+						t.Errorf("%s clip=%g: stats direct %+v, graph %+v", name, clip, ds, gs)
+					}
+					// The plain sum without norms takes the path that skips them.
+					if math.IsInf(clip, 1) {
+						if _, err := d.ClippedGradSum(b, clip, dg, nil); err != nil {
+							t.Fatal(err)
+						}
+						if e := diffNorm(dg, gg) / max(norm2(gg), 1e-5); e > tol {
+							t.Errorf("%s: plain gradient sums differ by %.2g relative", name, e)
+						}
+					}
+				}
+				de, err := d.Evaluate(b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ge, err := g.Evaluate(b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if de.N != ge.N || de.Correct != ge.Correct || math.Abs(de.Loss-ge.Loss) > tol*max(1, math.Abs(ge.Loss)) {
+					t.Errorf("%s: Evaluate direct %+v, graph %+v", name, de, ge)
+				}
+				dp, gp := make([]int32, n), make([]int32, n)
+				if err := d.Predict(b, dp); err != nil {
+					t.Fatal(err)
+				}
+				if err := g.Predict(b, gp); err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(dp, gp) {
+					t.Errorf("%s: predictions differ: direct %v, graph %v", name, dp, gp)
+				}
+			}
+		}
+	}
+}
+
+// TestDirectBitIdenticalAcrossWorkers checks that the clipped sum, the norms and the loss of a
+// batch spanning several blocks and chunks do not depend on the number of goroutines.
+func TestDirectBitIdenticalAcrossWorkers(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, tc := range directSpecs {
+		spec := tc.spec
+		spec.Chunk = 96
+		d, _ := enginePair(t, spec)
+		const n = 150
+		b := randomBatch(rand.New(rand.NewPCG(1, 2)), d, n)
+		var want []float32
+		var wantNorms []float64
+		var wantStats Stats
+		for _, procs := range []int{1, 2, 3, 8} {
+			runtime.GOMAXPROCS(procs)
+			got, norms := make([]float32, len(d.Params())), make([]float64, n)
+			s, err := d.ClippedGradSum(b, 0.5, got, norms)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want == nil {
+				want, wantNorms, wantStats = got, norms, s
+				continue
+			}
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s: GOMAXPROCS=%d: gradient element %d is %v, with one worker %v", tc.name, procs, i, got[i], want[i])
+				}
+			}
+			if !slices.Equal(norms, wantNorms) || s != wantStats {
+				t.Fatalf("%s: GOMAXPROCS=%d: norms or stats differ from one worker's", tc.name, procs)
+			}
+		}
+	}
+}
+
+// TestDirectClippingDecomposesAcrossBlocks is the sensitivity property on the direct executor
+// for a batch of several blocks: the clipped sum equals the sum of each example's clipped
+// gradient computed alone, each of norm ≤ C, with a crafted example (inputs 10⁴ larger) at the
+// start, at both sides of a block boundary and at the end, at input scales 1 and 1000.
+func TestDirectClippingDecomposesAcrossBlocks(t *testing.T) {
+	const (
+		n    = 70
+		clip = 1.0
+		tol  = 1e-4
+	)
+	d, _ := enginePair(t, Spec{Kind: "cnn-tramer-boneh"})
+	np, dim := len(d.Params()), d.inDim
+	for _, scale := range []float32{1, 1000} {
+		for _, pos := range []int{0, directBlock - 1, directBlock, n - 1} {
+			b := randomBatch(rand.New(rand.NewPCG(3, uint64(pos))), d, n)
+			for i := range b.X {
+				b.X[i] *= scale
+				if i/dim == pos {
+					b.X[i] *= 1e4
+				}
+			}
+			got := make([]float32, np)
+			if _, err := d.ClippedGradSum(b, clip, got, nil); err != nil {
+				t.Fatal(err)
+			}
+			want, one := make([]float32, np), make([]float32, np)
+			for i := 0; i < n; i++ {
+				bi := Batch{X: b.X[i*dim : (i+1)*dim], Y: b.Y[i : i+1], N: 1}
+				if _, err := d.ClippedGradSum(bi, clip, one, nil); err != nil {
+					t.Fatal(err)
+				}
+				if nrm := norm2(one); nrm > clip*(1+1e-6) {
+					t.Fatalf("scale %g pos %d: example %d's clipped gradient has norm %g > C", scale, pos, i, nrm)
+				}
+				for k, v := range one {
+					want[k] += v
+				}
+			}
+			if e := relErr(got, want); e > tol {
+				t.Errorf("scale %g, crafted example at %d: clipped sum differs from the sum of clipped examples by %.2g relative", scale, pos, e)
+			}
+		}
+	}
+}
+
+// TestDirectNonFiniteIsAnError checks that a NaN input anywhere in a multi-block batch fails
+// the clipped sum with the sample's index, instead of being clipped to zero.
+func TestDirectNonFiniteIsAnError(t *testing.T) {
+	d, _ := enginePair(t, Spec{Kind: "cnn-tramer-boneh"})
+	b := randomBatch(rand.New(rand.NewPCG(5, 6)), d, 70)
+	b.X[40*d.inDim+300] = float32(math.NaN())
+	_, err := d.ClippedGradSum(b, 1, make([]float32, len(d.Params())), nil)
+	if err == nil || !strings.Contains(err.Error(), "sample 40") {
+		t.Fatalf("NaN in sample 40: got %v, want an error naming sample 40", err)
+	}
+}
+
+// TestEngineOption checks the engine setting's errors.
+func TestEngineOption(t *testing.T) {
+	if _, err := New(Spec{Kind: "resnet20-gn", Engine: "direct"}, rand.New(rand.NewPCG(1, 1))); err == nil || !strings.Contains(err.Error(), "engine auto or graph") {
+		t.Errorf("engine direct on a GroupNorm network: got %v", err)
+	}
+	if _, err := New(Spec{Kind: "mlp", Engine: "fast"}, rand.New(rand.NewPCG(1, 1))); err == nil || !strings.Contains(err.Error(), "auto, direct or graph") {
+		t.Errorf("unknown engine: got %v", err)
+	}
+	nw, err := New(Spec{Kind: "cnn-tramer-boneh", Engine: "direct"}, rand.New(rand.NewPCG(1, 1)))
+	if err != nil || nw.dr == nil {
+		t.Errorf("engine direct on cnn-tramer-boneh: %v", err)
+	}
+}
+
+// diffNorm is ‖a − b‖₂.
+func diffNorm(a, b []float32) float64 {
+	var s float64
+	for i := range a {
+		d := float64(a[i]) - float64(b[i])
+		s += d * d
+	}
+	return math.Sqrt(s)
+}

@@ -1,0 +1,230 @@
+package models
+
+import "math"
+
+// Kernels of the direct executor (direct.go) on one sample's tensor in NHWC layout: an H×W×C
+// activation is H·W rows of C channels, which is the layout a conv layer's GEMM produces (one
+// row per output position, one column per channel), so no layer transposes its output. Every
+// kernel handles one sample and is called by one goroutine, so results do not depend on how the
+// batch is split.
+
+// convGeom is a square-kernel convolution's geometry on an h×w×c input.
+type convGeom struct {
+	h, w, c     int // input
+	k, s, pad   int // kernel, stride, zero padding
+	oh, ow, out int // output positions and channels
+}
+
+// d is the patch width, k·k·c.
+func (g convGeom) d() int { return g.k * g.k * g.c }
+
+// im2col writes the patch matrix of x (h×w×c) to p, oh·ow rows of d = k·k·c columns ordered
+// (kernel row, kernel column, channel): each kernel row of a patch is one contiguous run of
+// k·c input values, with zeros where the window overhangs the padding. Runs are copied by a
+// loop rather than memmove, whose call costs more than the 8 to 64 values of a run.
+func (g convGeom) im2col(x, p []float32) {
+	d, kc := g.d(), g.k*g.c
+	for i := 0; i < g.oh; i++ {
+		for j := 0; j < g.ow; j++ {
+			row := p[(i*g.ow+j)*d : (i*g.ow+j+1)*d]
+			c0 := j*g.s - g.pad // input column of the kernel's first column
+			lo, hi := max(0, -c0), min(g.k, g.w-c0)
+			for kr := 0; kr < g.k; kr++ {
+				seg := row[kr*kc : (kr+1)*kc]
+				r := i*g.s - g.pad + kr
+				if r < 0 || r >= g.h || lo >= hi {
+					clear(seg)
+					continue
+				}
+				src := x[(r*g.w+c0+lo)*g.c : (r*g.w+c0+hi)*g.c]
+				if lo == 0 && hi == g.k {
+					seg = seg[:len(src)]
+					for t, v := range src {
+						seg[t] = v
+					}
+					continue
+				}
+				clear(seg[:lo*g.c])
+				dst := seg[lo*g.c : hi*g.c]
+				for t, v := range src {
+					dst[t] = v
+				}
+				clear(seg[hi*g.c:])
+			}
+		}
+	}
+}
+
+// col2im adds every entry of the patch gradient dp back to the input element it was copied
+// from, into dx (h×w×c, zeroed by the caller): im2col's adjoint.
+func (g convGeom) col2im(dp, dx []float32) {
+	d, kc := g.d(), g.k*g.c
+	for i := 0; i < g.oh; i++ {
+		for j := 0; j < g.ow; j++ {
+			row := dp[(i*g.ow+j)*d : (i*g.ow+j+1)*d]
+			c0 := j*g.s - g.pad
+			lo, hi := max(0, -c0), min(g.k, g.w-c0)
+			if lo >= hi {
+				continue
+			}
+			for kr := 0; kr < g.k; kr++ {
+				r := i*g.s - g.pad + kr
+				if r < 0 || r >= g.h {
+					continue
+				}
+				src := row[kr*kc+lo*g.c : kr*kc+hi*g.c]
+				dst := dx[(r*g.w+c0+lo)*g.c : (r*g.w+c0+hi)*g.c]
+				for t, v := range src {
+					dst[t] += v
+				}
+			}
+		}
+	}
+}
+
+// poolGeom is k×k pooling with stride s and no padding on an h×w×c input.
+type poolGeom struct {
+	h, w, c int
+	k, s    int
+	oh, ow  int
+}
+
+// maxForward writes each window's maximum to y (oh×ow×c) and the index in x of the element its
+// gradient goes to, the window's first maximum in row-major order, to arg. The value is Go's
+// max, NaN if the window holds a NaN, so that a non-finite activation reaches the loss and fails
+// the step (as pool2d does on NCHW planes). The running maximum is compared on orderedKey,
+// integers, and the index selected arithmetically, so that random activations cost no
+// mispredicted branches; key is scratch of c elements.
+func (g poolGeom) maxForward(x, y []float32, arg []int32, key []int32) {
+	c := g.c
+	ninf := float32(math.Inf(-1))
+	kinf := orderedKey(ninf)
+	key = key[:c]
+	for i := 0; i < g.oh; i++ {
+		for j := 0; j < g.ow; j++ {
+			o := (i*g.ow + j) * c
+			yo, ao := y[o:o+c], arg[o:o+c]
+			first := (i*g.s*g.w + j*g.s) * c
+			for ch := range yo {
+				yo[ch], key[ch], ao[ch] = ninf, kinf, int32(first+ch)
+			}
+			for a := 0; a < g.k; a++ {
+				for b := 0; b < g.k; b++ {
+					base := ((i*g.s+a)*g.w + j*g.s + b) * c
+					xs := x[base : base+c]
+					xs, yo, ao := xs[:c], yo[:c], ao[:c]
+					for ch, v := range xs {
+						kv := orderedKey(v)
+						sel := int32(uint64(int64(key[ch])-int64(kv)) >> 63) // 1 if kv > key
+						key[ch] = max(key[ch], kv)
+						ao[ch] += (int32(base+ch) - ao[ch]) * sel
+						yo[ch] = max(yo[ch], v)
+					}
+				}
+			}
+		}
+	}
+}
+
+// max2Forward is maxForward for 2×2 windows with stride 1 (cnn-tramer-boneh's pooling), made
+// separable as maxPlane2Arg is on NCHW planes: the first maximum of each horizontal pair of an
+// input row, then of two such pairs one row apart, which is the window's first maximum in
+// row-major order. In NHWC a row's horizontal pairs are its values against the same values one
+// pixel (c elements) later, so both passes are streams over contiguous rows. fs is scratch of
+// 2·ow·c elements and sc of 4·ow·c.
+func (g poolGeom) max2Forward(x, y []float32, arg []int32, fs []float32, sc []int32) {
+	n, rw := g.ow*g.c, g.w*g.c
+	pm, cm := fs[:n], fs[n:2*n]
+	pk, ck := sc[2*n:3*n], sc[3*n:4*n] // key of each pair's first maximum
+	pi, ci := sc[4*n:5*n], sc[5*n:6*n] // its index in x
+	pairs := func(dm []float32, dk, di []int32, r int) {
+		row := x[r*rw : (r+1)*rw]
+		a, b := row[:n], row[g.c:g.c+n]
+		dk, di = dk[:n], di[:n]
+		for t := range dm {
+			ka, kb := orderedKey(a[t]), orderedKey(b[t])
+			right := int32(uint64(int64(ka)-int64(kb))>>63) * int32(g.c) // c if kb > ka
+			dm[t], dk[t], di[t] = max(a[t], b[t]), max(ka, kb), int32(r*rw+t)+right
+		}
+	}
+	pairs(pm, pk, pi, 0)
+	for i := 0; i < g.oh; i++ {
+		pairs(cm, ck, ci, i+1)
+		g.max2Rows(y[i*n:(i+1)*n], arg[i*n:(i+1)*n], pm, cm, pk, ck, pi, ci)
+		pm, cm = cm, pm
+		pk, ck = ck, pk
+		pi, ci = ci, pi
+	}
+}
+
+// max2Rows writes the first maximum of each vertical pair of horizontal-pair maxima (p above,
+// c below) and its index.
+func (g poolGeom) max2Rows(yr []float32, ar []int32, pm, cm []float32, pk, ck, pi, ci []int32) {
+	n := len(yr)
+	ar, pm, cm, pk, ck, pi, ci = ar[:n], pm[:n], cm[:n], pk[:n], ck[:n], pi[:n], ci[:n]
+	for t := range yr {
+		sel := int32(uint64(int64(pk[t])-int64(ck[t])) >> 63) // 1 if ck > pk
+		yr[t], ar[t] = max(pm[t], cm[t]), pi[t]+(ci[t]-pi[t])*sel
+	}
+}
+
+// maxBackward adds dy (oh×ow×c) to dx (h×w×c, zeroed by the caller) through the indices
+// maxForward stored.
+func maxBackward(arg []int32, dy, dx []float32) {
+	for o, v := range dy {
+		dx[arg[o]] += v
+	}
+}
+
+// avgForward writes each window's mean to y.
+func (g poolGeom) avgForward(x, y []float32) {
+	c := g.c
+	inv := 1 / float32(g.k*g.k)
+	for i := 0; i < g.oh; i++ {
+		for j := 0; j < g.ow; j++ {
+			yo := y[(i*g.ow+j)*c : (i*g.ow+j+1)*c]
+			clear(yo)
+			for a := 0; a < g.k; a++ {
+				for b := 0; b < g.k; b++ {
+					base := ((i*g.s+a)*g.w + j*g.s + b) * c
+					for ch, v := range x[base : base+c] {
+						yo[ch] += v
+					}
+				}
+			}
+			for ch := range yo {
+				yo[ch] *= inv
+			}
+		}
+	}
+}
+
+// avgBackward spreads each window's gradient evenly over the window, adding to dx (zeroed by
+// the caller).
+func (g poolGeom) avgBackward(dy, dx []float32) {
+	c := g.c
+	inv := 1 / float32(g.k*g.k)
+	for i := 0; i < g.oh; i++ {
+		for j := 0; j < g.ow; j++ {
+			gy := dy[(i*g.ow+j)*c : (i*g.ow+j+1)*c]
+			for a := 0; a < g.k; a++ {
+				for b := 0; b < g.k; b++ {
+					base := ((i*g.s+a)*g.w + j*g.s + b) * c
+					dst := dx[base : base+c]
+					for ch, v := range gy {
+						dst[ch] += v * inv
+					}
+				}
+			}
+		}
+	}
+}
+
+// transpose writes the transpose of the rows×cols matrix src to dst (cols×rows).
+func transpose(src, dst []float32, rows, cols int) {
+	for i := 0; i < rows; i++ {
+		for j, v := range src[i*cols : (i+1)*cols] {
+			dst[j*rows+i] = v
+		}
+	}
+}
