@@ -2,6 +2,8 @@ package benchmarks
 
 import (
 	"math/rand/v2"
+	"runtime"
+	"sync"
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
@@ -33,8 +35,9 @@ type gemmShape struct {
 	m, n, k int
 	// times is how many times the GEMM runs per step (per-example GEMMs: once per example).
 	times int
-	// dp marks the per-example GEMMs that only a DP step computes.
-	dp bool
+	// dp marks the per-example GEMMs that only a DP step computes, plain those that only a
+	// non-private step computes.
+	dp, plain bool
 	// transA: A is stored k×m and used transposed (weight gradients PᵀG).
 	transA bool
 	// syrk: C = A·Aᵀ (m×m, upper triangle) from A m×k; n is unused.
@@ -136,6 +139,83 @@ func BenchmarkSgemmCNNStep(b *testing.B) {
 				for _, r := range runs {
 					r()
 				}
+			}
+			b.ReportMetric(flops/1e6, "MFLOP/step")
+			b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/step")
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
+
+// directBlock is models' directBlock: the direct executor runs each block of 32 samples'
+// forward, backward and clipping GEMMs on one goroutine.
+const directBlock = 32
+
+// cnnDirectStepGemms are the BLAS calls of one cnn-tramer-boneh step on the direct executor
+// (models/direct.go) at batch b: per block of 32 samples, the forward GEMMs, the input-gradient
+// GEMMs, and the conv layers' weight gradients (a non-private step: one GEMM per block; a DP
+// step: conv1's per-example products, kept and summed with their clip factors, and conv2's Gram
+// SYRKs then one GEMM per block); per batch, the dense layers' weight gradients, dense1's in
+// slices of 128 rows.
+func cnnDirectStepGemms(b int) []gemmShape {
+	nb := b / directBlock
+	r1, r2 := directBlock*196, directBlock*25
+	return []gemmShape{
+		{name: "conv1-forward", m: r1, n: 16, k: 64, times: nb},
+		{name: "conv2-forward", m: r2, n: 32, k: 256, times: nb},
+		{name: "dense1-forward", m: directBlock, n: 32, k: 512, times: nb},
+		{name: "dense2-forward", m: directBlock, n: 10, k: 32, times: nb},
+		{name: "conv2-input-grad", m: r2, n: 256, k: 32, times: nb},
+		{name: "dense1-input-grad", m: directBlock, n: 512, k: 32, times: nb},
+		{name: "dense2-input-grad", m: directBlock, n: 32, k: 10, times: nb},
+		{name: "conv1-per-example", m: 64, n: 16, k: 196, times: b, dp: true, transA: true},
+		{name: "conv2-per-example-gram-p", m: 25, k: 256, times: b, dp: true, syrk: true},
+		{name: "conv2-per-example-gram-g", m: 25, k: 32, times: b, dp: true, syrk: true},
+		{name: "conv1-weight-grad-block", m: 64, n: 16, k: r1, times: nb, plain: true, transA: true},
+		{name: "conv2-weight-grad-block", m: 256, n: 32, k: r2, times: nb, transA: true},
+		{name: "dense1-weight-grad-slice", m: 128, n: 32, k: b, times: 4, transA: true},
+		{name: "dense2-weight-grad", m: 32, n: 10, k: b, times: 1, transA: true},
+	}
+}
+
+// BenchmarkSgemmCNNStepDirect is the GEMM floor of a direct-executor step: its BLAS calls
+// (cnnDirectStepGemms) split evenly over GOMAXPROCS goroutines, each with its own operands, as
+// the executor splits blocks, with single-threaded OpenBLAS. ms/step is the time a step would
+// take if it did nothing but its GEMMs on all cores; the step's fraction of the machine's GEMM
+// rate is this over the measured step.
+func BenchmarkSgemmCNNStepDirect(b *testing.B) {
+	shapes := cnnDirectStepGemms(benchBatch)
+	workers := runtime.GOMAXPROCS(0)
+	for _, step := range []struct {
+		name string
+		dp   bool
+	}{{"plain", false}, {"dp", true}} {
+		var flops float64
+		runs := make([][]gemmRun, workers)
+		for _, s := range shapes {
+			if (s.dp && !step.dp) || (s.plain && step.dp) {
+				continue
+			}
+			flops += s.flops()
+			for w := range workers {
+				share := s
+				share.times = s.times*(w+1)/workers - s.times*w/workers
+				runs[w] = append(runs[w], share.prepare(rand.New(rand.NewPCG(3, uint64(w)))))
+			}
+		}
+		b.Run(step.name, func(b *testing.B) {
+			for b.Loop() {
+				var wg sync.WaitGroup
+				for w := range workers {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for _, r := range runs[w] {
+							r()
+						}
+					}()
+				}
+				wg.Wait()
 			}
 			b.ReportMetric(flops/1e6, "MFLOP/step")
 			b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/step")

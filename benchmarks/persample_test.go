@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/optim"
 )
 
 // Issue 4's per-sample gradient targets: a DP-SGD step (ClippedGradSum with a finite clip
@@ -79,4 +80,37 @@ func BenchmarkStepMLP(b *testing.B) {
 // BenchmarkStepCNN is one step of cnn-tramer-boneh on a batch of 256.
 func BenchmarkStepCNN(b *testing.B) {
 	benchStep(b, models.Spec{Kind: "cnn-tramer-boneh"})
+}
+
+// BenchmarkPerSampleCNN is PerSampleGradSum on cnn-tramer-boneh at batch 256 with ModelMix's
+// l2–l∞ clipping (Algorithm 2, p = 100) applied to every materialised gradient, on each engine:
+// the per-sample path of configs/fmnist-cnn-modelmix.yaml.
+func BenchmarkPerSampleCNN(b *testing.B) {
+	for _, engine := range []string{"direct", "graph"} {
+		b.Run(engine, func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			m, err := models.New(models.Spec{Kind: "cnn-tramer-boneh", Engine: engine}, rng)
+			if err != nil {
+				b.Fatal(err)
+			}
+			batch := models.Batch{X: make([]float32, benchBatch*784), Y: make([]int32, benchBatch), N: benchBatch}
+			for i := range batch.X {
+				batch.X[i] = float32(rng.NormFloat64())
+			}
+			for i := range batch.Y {
+				batch.Y[i] = int32(rng.IntN(m.Classes()))
+			}
+			grad := make([]float32, len(m.Params()))
+			clip := func(_ int, g []float32) {
+				if _, err := optim.ClipL2Linf(g, 1, 100); err != nil {
+					panic(err)
+				}
+			}
+			for b.Loop() {
+				if _, err := m.PerSampleGradSum(batch, clip, grad); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -83,6 +83,7 @@ type direct struct {
 	partOff  []int       // conv layer j's offset within a block's partial sum
 	part     [][]float32 // per block
 	stats    []Stats     // per block
+	psum     [][]float32 // per block: PerSampleGradSum's partial sums, one parameter vector each
 	errs     []error     // per block
 
 	work []directScratch // per worker
@@ -97,6 +98,8 @@ type directScratch struct {
 	// Conv layers whose per-sample gradients are materialised to compute their norms
 	// (keepSample): the block's per-sample weight gradients and bias gradients, by layer.
 	mat, bias [][]float32
+	// PerSampleGradSum: one sample's gradient, and a conv layer's in patch row order.
+	sample, wtmp []float32
 }
 
 // newDirect returns the direct executor for nw's plan, or nil if the plan has a layer it does
@@ -724,4 +727,96 @@ func (dr *direct) run(b Batch, grad []float32, clip float64, needNorms bool, nor
 		}
 	}
 	return st, nil
+}
+
+// perSample is PerSampleGradSum on the direct executor: each block's samples are materialised
+// one at a time on the block's goroutine (a_i g_iᵀ for dense layers, P_iᵀG_i for conv layers,
+// G_i's column sums for biases), passed to f, and summed into the block's partial sum; the
+// partial sums are added in block order, so the result does not depend on the number of
+// workers. f is called from several goroutines at once, for different samples.
+func (dr *direct) perSample(b Batch, f func(i int, g []float32), grad []float32) (Stats, error) {
+	var st Stats
+	np := len(dr.nw.params)
+	dr.alloc(min(dr.nw.res.chunk, max(b.N, 1)))
+	dr.refreshWeights()
+	clear(grad)
+	nbMax := len(dr.part)
+	if len(dr.psum) < nbMax || (nbMax > 0 && len(dr.psum[0]) != np) {
+		dr.psum = make([][]float32, nbMax)
+		for k := range dr.psum {
+			dr.psum[k] = make([]float32, np)
+		}
+	}
+	for start := 0; start < b.N; start += dr.nw.res.chunk {
+		m := min(dr.nw.res.chunk, b.N-start)
+		nb := (m + directBlock - 1) / directBlock
+		for k := range nb {
+			dr.stats[k], dr.errs[k] = Stats{}, nil
+		}
+		dr.parallel(nb, func(k, w int) {
+			s := &dr.work[w]
+			lo := k * directBlock
+			mb := min(directBlock, m-lo)
+			dr.load(b, start, lo, mb)
+			dr.forward(lo, mb, s)
+			dr.loss(b, start, lo, mb, true, &dr.stats[k], nil)
+			dr.backward(lo, mb, s)
+			s.sample = grow(s.sample, np)
+			sum := dr.psum[k]
+			clear(sum)
+			for i := lo; i < lo+mb; i++ {
+				g := s.sample[:np]
+				dr.sampleGrad(i, g, s)
+				if err := finiteNorm(math.Sqrt(sumSq(g)), start+i); err != nil {
+					dr.errs[k] = err
+					return
+				}
+				if f != nil {
+					f(start+i, g)
+				}
+				for t, v := range g {
+					sum[t] += v
+				}
+			}
+		})
+		for k := range nb {
+			if dr.errs[k] != nil {
+				return Stats{}, dr.errs[k]
+			}
+			st.Add(dr.stats[k])
+			for t, v := range dr.psum[k] {
+				grad[t] += v
+			}
+		}
+	}
+	return st, nil
+}
+
+// sampleGrad writes sample i's gradient (i indexes the chunk) into g, laid out like the
+// parameters.
+func (dr *direct) sampleGrad(i int, g []float32, s *directScratch) {
+	for oi := range dr.ops {
+		if k := dr.ops[oi].kind; k != opDense && k != opConv {
+			continue
+		}
+		a, gz, l := dr.layerAG(oi, i, 1)
+		if l.kind == kindDense {
+			for r, av := range a {
+				row := g[l.w+r*l.k : l.w+(r+1)*l.k]
+				for c, gv := range gz {
+					row[c] = av * gv
+				}
+			}
+		} else {
+			// P_iᵀG_i in patch row order, then back to parameter row order.
+			s.wtmp = grow(s.wtmp, l.d*l.k)
+			gemm(blas.Trans, blas.NoTrans, l.rows(), l.d, a, l.rows(), l.k, gz, 0, l.d, l.k, s.wtmp)
+			for r, pr := range dr.perm[dr.ops[oi].p] {
+				copy(g[l.w+int(pr)*l.k:l.w+int(pr+1)*l.k], s.wtmp[r*l.k:(r+1)*l.k])
+			}
+		}
+		if l.b >= 0 {
+			columnSums(g[l.b:l.b+l.k], gz, l.k)
+		}
+	}
 }

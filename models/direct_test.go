@@ -95,9 +95,9 @@ func TestDirectMatchesGraph(t *testing.T) {
 				if n > 1 {
 					mid = (sorted[n/2-1] + sorted[n/2]) / 2
 				}
+				dn, dg := make([]float64, n), make([]float32, np)
 				for _, clip := range []float64{math.Inf(1), mid} {
-					dn, gn := make([]float64, n), make([]float64, n)
-					dg := make([]float32, np)
+					gn := make([]float64, n)
 					ds, err := d.ClippedGradSum(b, clip, dg, dn)
 					if err != nil {
 						t.Fatalf("%s: direct: %v", name, err)
@@ -128,6 +128,32 @@ func TestDirectMatchesGraph(t *testing.T) {
 						}
 						if e := diffNorm(dg, gg) / max(norm2(gg), 1e-5); e > tol {
 							t.Errorf("%s: plain gradient sums differ by %.2g relative", name, e)
+						}
+					}
+				}
+				// Per-sample gradients: f sees the same g_i (its norm) and transforms it the
+				// same way (clipping to mid, by index, so that concurrent calls do not race).
+				for _, nw := range []*Network{d, g} {
+					seen := make([]float64, n)
+					sum := make([]float32, np)
+					if _, err := nw.PerSampleGradSum(b, func(i int, gi []float32) {
+						seen[i] = norm2(gi)
+						clipInPlace(gi, mid)
+					}, sum); err != nil {
+						t.Fatalf("%s: PerSampleGradSum: %v", name, err)
+					}
+					if nw == d {
+						copy(dg, sum)
+						copy(dn, seen)
+						continue
+					}
+					if e := diffNorm(dg, sum) / max(norm2(sum), 1e-5); e > tol {
+						t.Errorf("%s: per-sample sums differ by %.2g relative", name, e)
+					}
+					for i := range seen {
+						if e := math.Abs(dn[i]-seen[i]) / max(seen[i], 1e-5); e > tol {
+							t.Errorf("%s: per-sample norm %d: direct %g, graph %g", name, i, dn[i], seen[i])
+							break
 						}
 					}
 				}
@@ -170,6 +196,7 @@ func TestDirectBitIdenticalAcrossWorkers(t *testing.T) {
 		var want []float32
 		var wantNorms []float64
 		var wantStats Stats
+		var wantPS []float32
 		for _, procs := range []int{1, 2, 3, 8} {
 			runtime.GOMAXPROCS(procs)
 			got, norms := make([]float32, len(d.Params())), make([]float64, n)
@@ -179,7 +206,6 @@ func TestDirectBitIdenticalAcrossWorkers(t *testing.T) {
 			}
 			if want == nil {
 				want, wantNorms, wantStats = got, norms, s
-				continue
 			}
 			for i := range got {
 				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
@@ -188,6 +214,15 @@ func TestDirectBitIdenticalAcrossWorkers(t *testing.T) {
 			}
 			if !slices.Equal(norms, wantNorms) || s != wantStats {
 				t.Fatalf("%s: GOMAXPROCS=%d: norms or stats differ from one worker's", tc.name, procs)
+			}
+			ps := make([]float32, len(got))
+			if _, err := d.PerSampleGradSum(b, func(_ int, g []float32) { clipInPlace(g, 0.5) }, ps); err != nil {
+				t.Fatal(err)
+			}
+			if wantPS == nil {
+				wantPS = ps
+			} else if !slices.Equal(ps, wantPS) {
+				t.Fatalf("%s: GOMAXPROCS=%d: per-sample sum differs from one worker's", tc.name, procs)
 			}
 		}
 	}

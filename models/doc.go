@@ -26,6 +26,15 @@
 // NHWC→NCHW move of conv outputs (layout.go); these and the pooling kernels (pool.go) split the
 // batch across goroutines, with results bit-identical whatever the split.
 //
+// The direct executor (direct.go, nhwc.go) runs the training and evaluation passes of
+// sequential networks of dense, conv2d, pooling, flatten, tanh and ReLU layers (the CNN and MLP
+// presets) without a graph: NHWC activations end to end, a chunk cut into blocks of 32 samples
+// that each run forward, backward, norms and clipping on one goroutine with single-threaded
+// BLAS, each weight gradient computed once and already clipped, no allocation per step, and
+// results bit-identical whatever the number of workers. Spec.Engine chooses (auto: direct
+// wherever it applies); the graph stays the reference (direct_test.go checks the two agree on
+// every layer type) and the path for GroupNorm, residual blocks, per-sample gradients and traces.
+//
 // Per-sample clipping bounds an example's contribution only if nothing on the per-example
 // path couples the rows of a batch. gorgonia.org/tensor v0.9.24's float32 LogSoftMax does
 // (each row's running maximum starts from the first element of the whole array), so the loss
@@ -33,8 +42,10 @@
 // were audited: pooling and GroupNorm are our ops and loop per (sample, channel) plane and per
 // (sample, group); im2col, the layer GEMMs, the elementwise activations and additions are
 // row-independent; the loss's sum to a scalar has a backward pass that broadcasts one value,
-// whatever the rows hold. TestClippingDecomposes checks the consequence over every layer type,
-// input scales 1 to 10³ and a crafted example at every position, on both clipping paths. A
+// whatever the rows hold. The direct executor's kernels handle one sample at a time and its
+// loss head is row-local too. TestClippingDecomposes checks the consequence over every layer
+// type, input scales 1 to 10³ and a crafted example at every position, on both clipping paths,
+// and TestDirectClippingDecomposesAcrossBlocks across the direct executor's block boundaries. A
 // non-finite per-example norm or gradient is an error, never a factor of 0 (finite.go).
 //
 // ReferenceGrad computes one sample's gradient with gorgonia's ordinary autodiff with respect

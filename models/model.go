@@ -56,7 +56,8 @@ type Model interface {
 	// gradients materialised) wherever that is cheaper.
 	ClippedGradSum(b Batch, clip float64, grad []float32, norms []float64) (Stats, error)
 	// PerSampleGradSum materialises each sample's gradient g_i in turn (O(params) memory),
-	// calls f(i, g_i), which may transform it in place, and writes Σ_i f(g_i) into grad.
+	// calls f(i, g_i), which may transform it in place, and writes Σ_i f(g_i) into grad. f may
+	// be called from several goroutines at once, for different i: it must be safe for that.
 	PerSampleGradSum(b Batch, f func(i int, g []float32), grad []float32) (Stats, error)
 	// Evaluate computes the loss and accuracy without gradients.
 	Evaluate(b Batch) (Stats, error)

@@ -108,6 +108,15 @@ func (nw *Network) initParams(rng *rand.Rand) {
 	}
 }
 
+// Engine is "direct" when training and evaluation passes run on the direct executor, "graph"
+// when they run on the gorgonia graph (see Spec.Engine).
+func (nw *Network) Engine() string {
+	if nw.dr != nil {
+		return "direct"
+	}
+	return "graph"
+}
+
 // Spec returns the spec the network was built from.
 func (nw *Network) Spec() Spec { return nw.spec }
 
@@ -395,7 +404,9 @@ func (nw *Network) ClippedGradSum(b Batch, clip float64, grad []float32, norms [
 // PerSampleGradSum materialises each sample's gradient g_i in turn (one parameter-sized
 // buffer), calls f(i, g_i), which may modify g_i in place, and writes Σ_i f(g_i) into grad (it
 // overwrites grad). The g_i are assembled from one batched forward/backward pass: a_i g_iᵀ for
-// dense layers, P_iᵀ G_i for conv layers, sums over positions for GroupNorm. f may be nil.
+// dense layers, P_iᵀ G_i for conv layers, sums over positions for GroupNorm. f may be nil. On
+// the direct executor f is called from several goroutines at once (for different i, each with
+// its own g_i), so it must be safe for concurrent use; the sum does not depend on the order.
 func (nw *Network) PerSampleGradSum(b Batch, f func(i int, g []float32), grad []float32) (Stats, error) {
 	var s Stats
 	if err := nw.checkBatch(b); err != nil {
@@ -403,6 +414,9 @@ func (nw *Network) PerSampleGradSum(b Batch, f func(i int, g []float32), grad []
 	}
 	if err := nw.checkGrad(grad); err != nil {
 		return s, err
+	}
+	if nw.dr != nil {
+		return nw.dr.perSample(b, f, grad)
 	}
 	clear(grad)
 	nw.sample = grow(nw.sample, len(nw.params))

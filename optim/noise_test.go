@@ -313,3 +313,31 @@ func BenchmarkAddGaussianScaled400k(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(x)), "ns/float")
 }
+
+// TestGaussianFineBins is a χ² goodness-of-fit test on 1000 equiprobable bins of the normal law
+// over 4·10⁶ samples, fine enough to resolve the ziggurat's individual layers (128 of equal
+// area): a layer drawn too often or too rarely, or a wedge or tail accepted at the wrong rate,
+// shifts mass between neighbouring bins. (Marsaglia & Tsang's layer/low-bit correlation, which
+// ziggurat.go removes, is too fine for it: the old sampler passed too.)
+func TestGaussianFineBins(t *testing.T) {
+	const (
+		n    = 4 << 20
+		bins = 1000
+	)
+	x := make([]float32, n)
+	NewSeededNoise(11).FillGaussian(x, 1)
+	var count [bins]float64
+	for _, v := range x {
+		b := int(normalCDF(float64(v)) * bins)
+		count[min(max(b, 0), bins-1)]++
+	}
+	var chi2 float64
+	e := float64(n) / bins
+	for _, c := range count {
+		chi2 += (c - e) * (c - e) / e
+	}
+	lo, hi := chi2Bounds(bins-1, 1e-4)
+	if chi2 < lo || chi2 > hi {
+		t.Errorf("χ² over %d bins = %v, outside [%v, %v]", bins, chi2, lo, hi)
+	}
+}

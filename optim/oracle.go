@@ -9,6 +9,7 @@ type GradientOracle interface {
 	// the plain sum) and the per-sample norms ‖g_i‖ into norms.
 	ClippedGradSum(b Batch, clip float64, grad []float32, norms []float64) (Stats, error)
 	// PerSampleGradSum materialises each per-sample gradient g_i, calls f(i, g_i), which may
-	// transform g_i in place, and writes the sum of the transformed gradients into grad.
+	// transform g_i in place, and writes the sum of the transformed gradients into grad. f may
+	// be called from several goroutines at once, for different i: it must be safe for that.
 	PerSampleGradSum(b Batch, f func(i int, g []float32), grad []float32) (Stats, error)
 }

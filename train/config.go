@@ -74,6 +74,8 @@ type ModelConfig struct {
 	Activation string        `yaml:"activation"`
 	Layers     []LayerConfig `yaml:"layers"`
 	Bias       *bool         `yaml:"bias"`
+	// Engine is auto (default), direct or graph: how passes run (models.Spec.Engine).
+	Engine string `yaml:"engine"`
 }
 
 // LayerConfig is one layer of a CNN given as a list of layers.

@@ -110,6 +110,11 @@ func (r *Algorithms) Validate(c *Config) error {
 	if c.Data.FeatureNorm < 0 || c.Data.TrainSubset < 0 || c.Data.TestSubset < 0 {
 		bad("data.feature_norm, data.train_subset and data.test_subset must not be negative")
 	}
+	switch c.Model.Engine {
+	case "", "auto", "direct", "graph":
+	default:
+		bad("model: model.engine %q is not auto, direct or graph", c.Model.Engine)
+	}
 	if c.Model.Preset == "" && c.Model.Kind == "" {
 		bad("model: set model.preset (e.g. cnn-tramer-boneh) or model.kind (logreg, mlp, cnn)")
 	}

@@ -45,6 +45,7 @@ type benchResult struct {
 	Params         int     `json:"params"`
 	Batch          int     `json:"batch"`
 	BLAS           string  `json:"blas"`
+	Engine         string  `json:"engine"`
 	Steps          int     `json:"steps"`
 	SGDMsPerStep   float64 `json:"sgd_ms_per_step"`
 	DPSGDMsPerStep float64 `json:"dpsgd_ms_per_step"`
@@ -83,11 +84,12 @@ type benchRig struct {
 	sgd, dpsgd *optim.DPSGD
 }
 
-func newBenchRig(name string, batch int) (*benchRig, error) {
+func newBenchRig(name, engine string, batch int) (*benchRig, error) {
 	spec, err := benchSpec(name)
 	if err != nil {
 		return nil, err
 	}
+	spec.Engine = engine
 	rng := rand.New(rand.NewPCG(1, 2))
 	nw, err := models.New(spec, rng)
 	if err != nil {
@@ -130,7 +132,7 @@ func (r *benchRig) step(private bool) (time.Duration, error) {
 }
 
 func newBenchThroughputCmd(a *app) *cobra.Command {
-	var model, measure, cpuprofile, memprofile string
+	var model, engine, measure, cpuprofile, memprofile string
 	var batch, steps, warmup int
 	var asJSON, noMemory bool
 	cmd := &cobra.Command{
@@ -147,7 +149,7 @@ machine noise hits both alike, and report the median ms per step and their ratio
 			if batch <= 0 || steps <= 0 || warmup < 0 {
 				return fmt.Errorf("--batch and --steps must be positive and --warmup not negative")
 			}
-			rig, err := newBenchRig(model, batch)
+			rig, err := newBenchRig(model, engine, batch)
 			if err != nil {
 				return err
 			}
@@ -219,14 +221,14 @@ machine noise hits both alike, and report the median ms per step and their ratio
 				}
 			}
 			res := benchResult{Model: model, Params: len(rig.model.Params()), Batch: batch, BLAS: models.BLAS(), Steps: steps,
-				SGDMsPerStep: median(ts), DPSGDMsPerStep: median(td)}
+				SGDMsPerStep: median(ts), DPSGDMsPerStep: median(td), Engine: rig.model.Engine()}
 			res.Ratio = res.DPSGDMsPerStep / res.SGDMsPerStep
 			n := float64(steps)
 			res.SGDAllocsPerStep, res.DPSGDAllocsPerStep = float64(allocs[0])/n, float64(allocs[1])/n
 			res.SGDBytesPerStep, res.DPSGDBytesPerStep = float64(bytes[0])/n, float64(bytes[1])/n
 			if !noMemory {
-				s, err1 := childRSS(model, batch, warmup, steps, "sgd")
-				d, err2 := childRSS(model, batch, warmup, steps, "dpsgd")
+				s, err1 := childRSS(model, engine, batch, warmup, steps, "sgd")
+				d, err2 := childRSS(model, engine, batch, warmup, steps, "dpsgd")
 				if err1 != nil || err2 != nil {
 					a.log.Warnf("peak memory not measured: %v %v", err1, err2)
 				} else {
@@ -239,7 +241,7 @@ machine noise hits both alike, and report the median ms per step and their ratio
 				fmt.Fprintln(out, string(b))
 				return nil
 			}
-			fmt.Fprintf(out, "%s (%d parameters), batch %d, blas %s, median of %d steps\n", res.Model, res.Params, res.Batch, res.BLAS, steps)
+			fmt.Fprintf(out, "%s (%d parameters), batch %d, blas %s, engine %s, median of %d steps\n", res.Model, res.Params, res.Batch, res.BLAS, res.Engine, steps)
 			fmt.Fprintf(out, "  non-private step  %8.2f ms  %8.1f MB peak RSS\n", res.SGDMsPerStep, res.SGDPeakRSSMB)
 			fmt.Fprintf(out, "  DP-SGD step       %8.2f ms  %8.1f MB peak RSS\n", res.DPSGDMsPerStep, res.DPSGDPeakRSSMB)
 			fmt.Fprintf(out, "  ratio             %8.2f×     %8.2f×\n", res.Ratio, res.MemoryRatio)
@@ -249,6 +251,7 @@ machine noise hits both alike, and report the median ms per step and their ratio
 		},
 	}
 	cmd.Flags().StringVar(&model, "model", "mlp", "mlp (784-512-10), cnn (cnn-tramer-boneh) or a preset")
+	cmd.Flags().StringVar(&engine, "engine", "auto", "auto, direct (own executor) or graph (gorgonia), as model.engine")
 	cmd.Flags().IntVar(&batch, "batch", 256, "batch size")
 	cmd.Flags().IntVar(&steps, "steps", 20, "timed steps of each kind")
 	cmd.Flags().IntVar(&warmup, "warmup", 3, "untimed steps of each kind first")
@@ -262,12 +265,12 @@ machine noise hits both alike, and report the median ms per step and their ratio
 }
 
 // childRSS runs this binary on one kind of step and returns its peak RSS in MB.
-func childRSS(model string, batch, warmup, steps int, kind string) (float64, error) {
+func childRSS(model, engine string, batch, warmup, steps int, kind string) (float64, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return 0, err
 	}
-	out, err := exec.Command(exe, "bench", "throughput", "--model", model, "--batch", strconv.Itoa(batch),
+	out, err := exec.Command(exe, "bench", "throughput", "--model", model, "--engine", engine, "--batch", strconv.Itoa(batch),
 		"--warmup", strconv.Itoa(warmup), "--steps", strconv.Itoa(min(steps, 5)), "--measure-child", kind).Output()
 	if err != nil {
 		return 0, fmt.Errorf("%s child: %w", kind, err)
