@@ -1,7 +1,6 @@
 package optim
 
 import (
-	"encoding/binary"
 	"math"
 	"math/rand/v2"
 )
@@ -88,38 +87,35 @@ func unitOpen(u uint64) float64 {
 	return (float64(u>>11) + 0.5) / (1 << 53)
 }
 
-// zigBlock is the number of bytes read from the generator at a time: one word per sample.
-const zigBlock = 4096
-
 // addNormal sets dst[i] to (dst[i] + std·Z_i)·scale, rounding to float32 after the addition and
 // after the multiplication (done in float64), for independent standard normal Z_i drawn from
-// src, and reports whether every result is finite. The words come from src in blocks of
-// zigBlock bytes (ChaCha8's Read costs less per word than Uint64), and the rectangle test of
-// normal is written out in the loop so that it is inlined.
+// src, and reports whether every result is finite. Each Uint64 gives two samples' words; the
+// rectangle test is written out in the loop so that it is inlined, and finiteness is tracked
+// on the results' exponent bits, an integer OR that adds no floating-point latency per sample.
 func addNormal(src *rand.ChaCha8, dst []float32, std, scale float64) bool {
 	t := zig
-	var buf [zigBlock]byte
-	var chk float32 // stays 0 unless some result is NaN or infinite (y−y is then NaN)
-	for len(dst) > 0 {
-		n := min(len(dst), zigBlock/4)
-		b := buf[:4*n]
-		_, _ = src.Read(b) // ChaCha8.Read never fails
-		d := dst[:n]
-		for k := range d {
-			u := binary.LittleEndian.Uint32(b[4*k:])
-			i, m := u&0x7f, u>>(32-zigBits)
-			var x float64
-			if m < t.k[i] {
-				x = float64(m) * t.w[i]
-			} else {
-				x = zigSlow(src, i, m)
-			}
-			x = math.Float64frombits(math.Float64bits(x) | uint64(u&0x80)<<56) // bit 7: the sign
-			y := float32(float64(d[k]+float32(std*x)) * scale)
-			d[k] = y
-			chk += y - y
+	var bad uint32 // becomes 1 if some result has an all-ones exponent (NaN or ±Inf)
+	sample := func(u uint32, v float32) float32 {
+		i, m := u&0x7f, u>>(32-zigBits)
+		var x float64
+		if m < t.k[i] {
+			x = float64(m) * t.w[i]
+		} else {
+			x = zigSlow(src, i, m)
 		}
-		dst = dst[n:]
+		x = math.Float64frombits(math.Float64bits(x) | uint64(u&0x80)<<56) // bit 7: the sign
+		y := float32(float64(v+float32(std*x)) * scale)
+		bad |= (math.Float32bits(y)>>23&0xff + 1) >> 8
+		return y
 	}
-	return chk == 0
+	k := 0
+	for ; k+1 < len(dst); k += 2 {
+		u := src.Uint64()
+		dst[k] = sample(uint32(u), dst[k])
+		dst[k+1] = sample(uint32(u>>32), dst[k+1])
+	}
+	if k < len(dst) {
+		dst[k] = sample(uint32(src.Uint64()), dst[k])
+	}
+	return bad == 0
 }
