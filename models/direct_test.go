@@ -274,7 +274,8 @@ func TestDirectClippingDecomposesAcrossBlocks(t *testing.T) {
 }
 
 // TestDirectNonFiniteIsAnError checks that a NaN input anywhere in a multi-block batch fails
-// the clipped sum with the sample's index, instead of being clipped to zero.
+// the clipped sum and the per-sample sum with the sample's index, instead of being clipped to
+// zero.
 func TestDirectNonFiniteIsAnError(t *testing.T) {
 	d, _ := enginePair(t, Spec{Kind: "cnn-tramer-boneh"})
 	b := randomBatch(rand.New(rand.NewPCG(5, 6)), d, 70)
@@ -282,6 +283,10 @@ func TestDirectNonFiniteIsAnError(t *testing.T) {
 	_, err := d.ClippedGradSum(b, 1, make([]float32, len(d.Params())), nil)
 	if err == nil || !strings.Contains(err.Error(), "sample 40") {
 		t.Fatalf("NaN in sample 40: got %v, want an error naming sample 40", err)
+	}
+	_, err = d.PerSampleGradSum(b, nil, make([]float32, len(d.Params())))
+	if err == nil || !strings.Contains(err.Error(), "sample 40") {
+		t.Fatalf("PerSampleGradSum, NaN in sample 40: got %v, want an error naming sample 40", err)
 	}
 }
 

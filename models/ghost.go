@@ -30,12 +30,22 @@ func (l *pLayer) geometry() LayerGeometry {
 	return LayerGeometry{Rows: l.rows(), In: l.d, Out: l.k, Bias: l.b >= 0}
 }
 
+// sumSq is Σ s_i² in float64, in four interleaved partial sums (one running sum would make
+// every addition wait for the previous one).
 func sumSq(s []float32) float64 {
-	var v float64
-	for _, x := range s {
-		v += float64(x) * float64(x)
+	var v0, v1, v2, v3 float64
+	i := 0
+	for ; i+4 <= len(s); i += 4 {
+		x := s[i : i+4 : i+4]
+		v0 += float64(x[0]) * float64(x[0])
+		v1 += float64(x[1]) * float64(x[1])
+		v2 += float64(x[2]) * float64(x[2])
+		v3 += float64(x[3]) * float64(x[3])
 	}
-	return v
+	for _, x := range s[i:] {
+		v0 += float64(x) * float64(x)
+	}
+	return (v0 + v1) + (v2 + v3)
 }
 
 func general(rows, cols int, data []float32) blas32.General {

@@ -6,13 +6,22 @@ import (
 	"math"
 )
 
-// Norm2 returns the Euclidean norm of g, accumulated in float64.
+// Norm2 returns the Euclidean norm of g, accumulated in float64 in four interleaved partial
+// sums (one running sum would make every addition wait for the previous one).
 func Norm2(g []float32) float64 {
-	var s float64
-	for _, v := range g {
-		s += float64(v) * float64(v)
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(g); i += 4 {
+		v := g[i : i+4 : i+4]
+		s0 += float64(v[0]) * float64(v[0])
+		s1 += float64(v[1]) * float64(v[1])
+		s2 += float64(v[2]) * float64(v[2])
+		s3 += float64(v[3]) * float64(v[3])
 	}
-	return math.Sqrt(s)
+	for _, v := range g[i:] {
+		s0 += float64(v) * float64(v)
+	}
+	return math.Sqrt((s0 + s1) + (s2 + s3))
 }
 
 // ErrNotFiniteVector is the error of ClipL2 and ClipL2Linf for a vector with a NaN or
@@ -37,7 +46,9 @@ func ClipL2(g []float32, c float64) (bool, error) {
 	if !(norm > c) {
 		return false, nil
 	}
-	s := c / norm
+	// The factor is shrunk by 2⁻²² relative so that rounding each coordinate to float32 (at
+	// most 2⁻²⁴ relative) cannot carry the norm above c; the loop below checks it anyway.
+	s := c / norm * (1 - 0x1p-22)
 	for i, v := range g {
 		g[i] = float32(float64(v) * s)
 	}
