@@ -19,7 +19,9 @@ const chunkSize = 1 << 16
 
 // Noise is the source of all secret randomness of a run: Gaussian noise, ModelMix's mixing
 // weights and, through Rand or Split, the sampler's choices. It is a ChaCha8 stream
-// (math/rand/v2), seeded from crypto/rand by NewNoise.
+// (math/rand/v2), seeded from crypto/rand by NewNoise. Gaussian noise is drawn from AES-256-CTR
+// keystreams keyed by 32 bytes of that stream per chunk of 64Ki coordinates (keystream.go):
+// four times cheaper per word than ChaCha8 here, with AES-NI.
 //
 // A Noise is not safe for concurrent use.
 type Noise struct {
@@ -27,7 +29,7 @@ type Noise struct {
 	rng          *rand.Rand
 	reproducible bool
 	workers      int
-	pool         []*rand.ChaCha8
+	pool         []*keystream // one per worker
 }
 
 // NewNoise returns a generator seeded with 32 bytes from crypto/rand: the default, and the only
@@ -76,8 +78,8 @@ func (n *Noise) Split() *Noise {
 // AddGaussian adds independent N(0, std²) noise to every element of dst. std = 0 leaves dst
 // unchanged; a negative, NaN or infinite std panics.
 //
-// Vectors longer than 64Ki elements are filled in chunks from streams derived from this one, in
-// parallel on up to GOMAXPROCS goroutines.
+// The vector is filled in chunks of 64Ki elements, each from a keystream keyed by this stream,
+// in parallel on up to GOMAXPROCS goroutines.
 func (n *Noise) AddGaussian(dst []float32, std float64) {
 	checkStd(std)
 	if std == 0 || len(dst) == 0 {
@@ -106,37 +108,44 @@ func checkStd(std float64) {
 	}
 }
 
-// addScaled is AddGaussianScaled for std > 0 and a non-empty dst.
+// addScaled is AddGaussianScaled for std > 0 and a non-empty dst. Every chunk of chunkSize
+// coordinates gets its own keystream key of 32 bytes from the stream, so the output depends on
+// the stream and the length only, never on the number of workers.
 func (n *Noise) addScaled(dst []float32, std, scale float64) bool {
-	if len(dst) <= chunkSize {
-		return addNormal(n.src, dst, std, scale)
-	}
 	chunks := (len(dst) + chunkSize - 1) / chunkSize
-	seeds := make([][32]byte, chunks)
-	for i := range seeds {
-		_, _ = n.src.Read(seeds[i][:])
+	keys := make([][32]byte, chunks)
+	for i := range keys {
+		_, _ = n.src.Read(keys[i][:])
 	}
 	workers := min(n.workers, chunks)
 	for len(n.pool) < workers {
-		n.pool = append(n.pool, rand.NewChaCha8([32]byte{}))
+		n.pool = append(n.pool, new(keystream))
 	}
 	finite := make([]bool, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func(src *rand.ChaCha8) {
-			defer wg.Done()
-			ok := true
-			for c := w; c < chunks; c += workers {
-				src.Seed(seeds[c])
-				ok = addNormal(src, dst[c*chunkSize:min((c+1)*chunkSize, len(dst))], std, scale) && ok
-			}
-			finite[w] = ok
-		}(n.pool[w])
+	run := func(w int) {
+		src, ok := n.pool[w], true
+		for c := w; c < chunks; c += workers {
+			src.reset(&keys[c])
+			ok = addNormal(src, dst[c*chunkSize:min((c+1)*chunkSize, len(dst))], std, scale) && ok
+		}
+		clear(src.buf[:])
+		finite[w] = ok
 	}
-	wg.Wait()
-	for i := range seeds {
-		seeds[i] = [32]byte{}
+	if workers == 1 {
+		run(0)
+	} else {
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				run(w)
+			}()
+		}
+		wg.Wait()
+	}
+	for i := range keys {
+		keys[i] = [32]byte{}
 	}
 	for _, ok := range finite {
 		if !ok {

@@ -341,3 +341,24 @@ func TestGaussianFineBins(t *testing.T) {
 		t.Errorf("χ² over %d bins = %v, outside [%v, %v]", bins, chi2, lo, hi)
 	}
 }
+
+// TestZigguratTables checks that the layer recursion closes: the top layer, from x_1 to 0 under
+// e^(−x²/2), has the area v of every other layer, and that the rectangle test alone accepts
+// 98.5% of the words.
+func TestZigguratTables(t *testing.T) {
+	f := func(x float64) float64 { return math.Exp(-0.5 * x * x) }
+	x1 := zig.w[1] * zigM
+	if top := x1 * (1 - f(x1)); math.Abs(top-zigV) > 1e-12 {
+		t.Errorf("top layer area %v, want v = %v", top, zigV)
+	}
+	if v := zigR*f(zigR) + math.Sqrt(math.Pi/2)*math.Erfc(zigR/math.Sqrt2); math.Abs(v-zigV) > 1e-15 {
+		t.Errorf("v = %v, but r·f(r) + tail = %v", zigV, v)
+	}
+	var fast float64
+	for _, k := range zig.k {
+		fast += float64(k) / zigM
+	}
+	if fast /= zigLayers; fast < 0.985 {
+		t.Errorf("rectangle test accepts %.4f of words, want ≥ 0.985", fast)
+	}
+}
