@@ -54,7 +54,6 @@ var directSpecs = []struct {
 // and predictions agree to float32 rounding, for batches within one block, across blocks, and
 // across chunks, at input scales 1 and 100. Networks it does not run must get no executor.
 func TestDirectMatchesGraph(t *testing.T) {
-	const tol = 1e-4
 	specs := append([]struct {
 		name string
 		spec Spec
@@ -76,6 +75,13 @@ func TestDirectMatchesGraph(t *testing.T) {
 		np := len(d.Params())
 		for _, n := range []int{1, 33, 70} {
 			for _, scale := range []float32{1, 100} {
+				// At input scale 100 tanh layers saturate, and their derivative 1 − y² loses
+				// relative precision to float32 cancellation, differently for each GEMM's
+				// summation order (gonum's and OpenBLAS's differ): 1e-3 there, 1e-4 otherwise.
+				tol := 1e-4
+				if scale > 1 {
+					tol = 1e-3
+				}
 				name := fmt.Sprintf("%s/n=%d/scale=%g", tc.name, n, scale)
 				rng := rand.New(rand.NewPCG(uint64(n), 9))
 				b := randomBatch(rng, d, n)

@@ -37,7 +37,7 @@ func (g convGeom) im2col(x, p []float32) {
 				}
 				src := x[(r*g.w+c0+lo)*g.c : (r*g.w+c0+hi)*g.c]
 				if lo == 0 && hi == g.k {
-					copy(seg, src)
+					copyRun(seg, src)
 					continue
 				}
 				clear(seg[:lo*g.c])
@@ -45,6 +45,20 @@ func (g convGeom) im2col(x, p []float32) {
 				clear(seg[hi*g.c:])
 			}
 		}
+	}
+}
+
+// copyRun copies src to dst (len(dst) ≥ len(src)): as one array move for the run lengths of
+// the presets' kernel rows (8 and 64 values: cnn-tramer-boneh's conv1 and conv2), memmove
+// otherwise, whose call costs more than moving 8 values.
+func copyRun(dst, src []float32) {
+	switch len(src) {
+	case 8:
+		*(*[8]float32)(dst) = [8]float32(src)
+	case 64:
+		*(*[64]float32)(dst) = [64]float32(src)
+	default:
+		copy(dst, src)
 	}
 }
 
