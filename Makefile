@@ -78,6 +78,8 @@ bench: build
 	$(GO) test $(TAGS) -run '^$$' -bench . -benchmem ./...
 	./$(BIN) bench throughput --model mlp --batch 256
 	./$(BIN) bench throughput --model cnn --batch 256
+	@echo "bench: the same CNN step on the gorgonia graph (model.engine: graph), the path before the direct executor"
+	./$(BIN) bench throughput --model cnn --batch 256 --engine graph --no-memory
 	@echo "bench: dptrain against PyTorch's non-private step, interleaved rounds (python3-torch; Opacus is not in Debian)"
 	$(PYTHON) benchmarks/torch_compare.py --dptrain $(BIN) --model cnn --model mlp --batch 256 --batch 2048
 	@if [ "$(BLAS)" = openblas ]; then \

@@ -233,7 +233,7 @@ func (dr *direct) scratch(w int) *directScratch {
 			case o.kind == opConv && i > dr.first:
 				dp = max(dp, o.conv.oh*o.conv.ow*o.conv.d())
 			case o.kind == opMaxPool:
-				best = max(best, 6*o.pool.ow*o.pool.c)
+				best = max(best, 4*o.pool.ow*o.pool.c)
 			}
 		}
 		s.dp, s.key, s.max2 = make([]float32, directBlock*dp), make([]int32, best), make([]float32, best)

@@ -142,8 +142,8 @@ func (g poolGeom) maxForward(x, y []float32, arg []int32, key []int32) {
 func (g poolGeom) max2Forward(x, y []float32, arg []int32, fs []float32, sc []int32) {
 	n, rw := g.ow*g.c, g.w*g.c
 	pm, cm := fs[:n], fs[n:2*n]
-	pk, ck := sc[2*n:3*n], sc[3*n:4*n] // key of each pair's first maximum
-	pi, ci := sc[4*n:5*n], sc[5*n:6*n] // its index in x
+	pk, ck := sc[:n], sc[n:2*n]        // key of each pair's first maximum
+	pi, ci := sc[2*n:3*n], sc[3*n:4*n] // its index in x
 	pairs := func(dm []float32, dk, di []int32, r int) {
 		row := x[r*rw : (r+1)*rw]
 		a, b := row[:n], row[g.c:g.c+n]
