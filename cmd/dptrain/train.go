@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -23,6 +24,7 @@ func newTrainCmd(a *app) *cobra.Command {
 		allow  bool
 		asJSON bool
 		noProg bool
+		prof   string
 	)
 	cmd := &cobra.Command{
 		Use:   "train",
@@ -68,6 +70,17 @@ Ctrl-C (SIGINT) and SIGTERM save a checkpoint and stop with status 130 or 143; c
 				}
 				return err
 			}
+			if prof != "" {
+				f, err := os.Create(prof)
+				if err != nil {
+					return fmt.Errorf("--cpuprofile: %w", err)
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return fmt.Errorf("--cpuprofile: %w", err)
+				}
+				defer pprof.StopCPUProfile()
+			}
 			sum, err := t.Run(ctx)
 			if err != nil {
 				return err
@@ -89,6 +102,7 @@ Ctrl-C (SIGINT) and SIGTERM save a checkpoint and stop with status 130 or 143; c
 	cmd.Flags().BoolVar(&allow, "allow-changes", false, "with --resume: accept changed keys that do not affect privacy accounting (learning rate, schedule, run length); they are logged and listed in summary.json")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	cmd.Flags().BoolVar(&noProg, "no-progress", false, "do not draw the progress bar")
+	cmd.Flags().StringVar(&prof, "cpuprofile", "", "write a CPU profile of the training loop to this file (go tool pprof)")
 	return cmd
 }
 
