@@ -766,8 +766,7 @@ func (dr *direct) perSample(b Batch, f func(i int, g []float32), grad []float32)
 			clear(sum)
 			for i := lo; i < lo+mb; i++ {
 				g := s.sample[:np]
-				dr.sampleGrad(i, g, s)
-				if err := finiteNorm(math.Sqrt(sumSq(g)), start+i); err != nil {
+				if err := finiteNorm(math.Sqrt(dr.sampleGrad(i, g, s)), start+i); err != nil {
 					dr.errs[k] = err
 					return
 				}
@@ -793,8 +792,12 @@ func (dr *direct) perSample(b Batch, f func(i int, g []float32), grad []float32)
 }
 
 // sampleGrad writes sample i's gradient (i indexes the chunk) into g, laid out like the
-// parameters.
-func (dr *direct) sampleGrad(i int, g []float32, s *directScratch) {
+// parameters, and returns its squared norm, +Inf if some element is not finite. The norm is
+// assembled from the layers' pieces: a dense layer's weight gradient a_i g_iᵀ has squared norm
+// ‖a_i‖²‖g_i‖², and an element overflows float32 exactly when max|a|·max|g| does; a conv layer's
+// materialised P_iᵀG_i is summed. So no pass over the whole of g is needed to check it.
+func (dr *direct) sampleGrad(i int, g []float32, s *directScratch) float64 {
+	var sq float64
 	for oi := range dr.ops {
 		if k := dr.ops[oi].kind; k != opDense && k != opConv {
 			continue
@@ -807,6 +810,10 @@ func (dr *direct) sampleGrad(i int, g []float32, s *directScratch) {
 					row[c] = av * gv
 				}
 			}
+			if maxAbs(a)*maxAbs(gz) > math.MaxFloat32 {
+				return math.Inf(1)
+			}
+			sq += sumSq(a) * sumSq(gz)
 		} else {
 			// P_iᵀG_i in patch row order, then back to parameter row order.
 			s.wtmp = grow(s.wtmp, l.d*l.k)
@@ -814,9 +821,21 @@ func (dr *direct) sampleGrad(i int, g []float32, s *directScratch) {
 			for r, pr := range dr.perm[dr.ops[oi].p] {
 				copy(g[l.w+int(pr)*l.k:l.w+int(pr+1)*l.k], s.wtmp[r*l.k:(r+1)*l.k])
 			}
+			sq += sumSq(s.wtmp[:l.d*l.k])
 		}
 		if l.b >= 0 {
 			columnSums(g[l.b:l.b+l.k], gz, l.k)
+			sq += sumSq(g[l.b : l.b+l.k])
 		}
 	}
+	return sq
+}
+
+// maxAbs is the largest |v| in s as a float64 (NaN if s holds a NaN).
+func maxAbs(s []float32) float64 {
+	var m float64
+	for _, v := range s {
+		m = max(m, math.Abs(float64(v)))
+	}
+	return m
 }

@@ -319,3 +319,34 @@ func diffNorm(a, b []float32) float64 {
 	}
 	return math.Sqrt(s)
 }
+
+// TestPerSampleOverflowIsAnError crafts a sample whose gradient has finite factors but an
+// element that overflows float32 (input 10³⁰ times an output gradient of 10²⁰ in the first
+// layer's a_i g_iᵀ, with finite activations and logits): both engines must refuse it, the direct
+// executor through its max|a|·max|g| check rather than a pass over the gradient.
+func TestPerSampleOverflowIsAnError(t *testing.T) {
+	spec := Spec{Kind: "mlp", Input: []int{1}, Classes: 2, Hidden: []int{1}, Activation: "relu"}
+	d, g := enginePair(t, spec)
+	if d.dr == nil {
+		t.Fatal("no direct executor for a dense MLP")
+	}
+	for _, nw := range []*Network{d, g} {
+		p := nw.Params()
+		for _, info := range nw.Layout() {
+			w := p[info.Offset : info.Offset+info.Size]
+			switch info.Name {
+			case "dense0.weight":
+				w[0] = 1e-30
+			case "dense2.weight":
+				w[0], w[1] = 1e20, -1e20
+			default:
+				clear(w)
+			}
+		}
+		b := Batch{X: []float32{1e30}, Y: []int32{1}, N: 1}
+		_, err := nw.PerSampleGradSum(b, nil, make([]float32, len(p)))
+		if err == nil || !strings.Contains(err.Error(), "non-finite") {
+			t.Errorf("engine %s: got %v, want a non-finite gradient error", nw.Engine(), err)
+		}
+	}
+}
