@@ -415,17 +415,10 @@ func (dr *direct) loss(b Batch, start, lo, m int, grad bool, st *Stats, pred []i
 		if !grad {
 			continue
 		}
-		mx := math.Inf(-1)
-		for _, v := range row {
-			mx = math.Max(mx, float64(v))
-		}
-		var se float64
-		for _, v := range row {
-			se += math.Exp(float64(v) - mx)
-		}
+		lse := logSumExp(row)
 		g := dr.gl[k*c : (k+1)*c]
 		for j, v := range row {
-			p := math.Exp(float64(v)-mx) / se
+			p := math.Exp(float64(v) - lse)
 			if j == y {
 				p--
 			}
@@ -637,10 +630,11 @@ func (dr *direct) denseTasks() []denseTask {
 	return ts
 }
 
-// chunk runs samples [start, start+m) of b: forward (and with grad the backward pass and
-// clipping), adding the chunk's loss and accuracy to st, predictions to pred, and the clipped
-// gradient sum to grad.
-func (dr *direct) chunk(b Batch, start, m int, grad []float32, clip float64, needNorms bool, norms []float64, st *Stats, pred []int32) error {
+// blocks runs samples [start, start+m) of b in blocks of directBlock on up to GOMAXPROCS
+// goroutines: load, forward and loss, then, when after is not nil, the backward pass and
+// after(block, first sample, samples, scratch). It adds the blocks' statistics to st in block
+// order, returns the number of blocks, and the first block's error in block order.
+func (dr *direct) blocks(b Batch, start, m int, after func(k, lo, mb int, s *directScratch) error, st *Stats, pred []int32) (int, error) {
 	nb := (m + directBlock - 1) / directBlock
 	for k := range nb {
 		dr.stats[k], dr.errs[k] = Stats{}, nil
@@ -651,21 +645,34 @@ func (dr *direct) chunk(b Batch, start, m int, grad []float32, clip float64, nee
 		mb := min(directBlock, m-lo)
 		dr.load(b, start, lo, mb)
 		dr.forward(lo, mb, s)
-		dr.loss(b, start, lo, mb, grad != nil, &dr.stats[k], pred)
-		if grad == nil {
-			return
+		dr.loss(b, start, lo, mb, after != nil, &dr.stats[k], pred)
+		if after != nil {
+			dr.backward(lo, mb, s)
+			dr.errs[k] = after(k, lo, mb, s)
 		}
-		dr.backward(lo, mb, s)
-		dr.errs[k] = dr.clipBlock(start, lo, mb, clip, needNorms, norms, dr.part[k], &dr.stats[k], s)
 	})
 	for k := range nb {
 		if dr.errs[k] != nil {
-			return dr.errs[k]
+			return nb, dr.errs[k]
 		}
 		st.Add(dr.stats[k])
 	}
-	if grad == nil {
-		return nil
+	return nb, nil
+}
+
+// chunk runs samples [start, start+m) of b: forward (and with grad the backward pass and
+// clipping), adding the chunk's loss and accuracy to st, predictions to pred, and the clipped
+// gradient sum to grad.
+func (dr *direct) chunk(b Batch, start, m int, grad []float32, clip float64, needNorms bool, norms []float64, st *Stats, pred []int32) error {
+	var after func(k, lo, mb int, s *directScratch) error
+	if grad != nil {
+		after = func(k, lo, mb int, s *directScratch) error {
+			return dr.clipBlock(start, lo, mb, clip, needNorms, norms, dr.part[k], &dr.stats[k], s)
+		}
+	}
+	nb, err := dr.blocks(b, start, m, after, st, pred)
+	if err != nil || grad == nil {
+		return err
 	}
 	// Conv layers: the blocks' partial sums in block order, back to parameter row order.
 	for j, off := range dr.partOff {
@@ -749,26 +756,14 @@ func (dr *direct) perSample(b Batch, f func(i int, g []float32), grad []float32)
 	}
 	for start := 0; start < b.N; start += dr.nw.res.chunk {
 		m := min(dr.nw.res.chunk, b.N-start)
-		nb := (m + directBlock - 1) / directBlock
-		for k := range nb {
-			dr.stats[k], dr.errs[k] = Stats{}, nil
-		}
-		dr.parallel(nb, func(k, w int) {
-			s := &dr.work[w]
-			lo := k * directBlock
-			mb := min(directBlock, m-lo)
-			dr.load(b, start, lo, mb)
-			dr.forward(lo, mb, s)
-			dr.loss(b, start, lo, mb, true, &dr.stats[k], nil)
-			dr.backward(lo, mb, s)
+		nb, err := dr.blocks(b, start, m, func(k, lo, mb int, s *directScratch) error {
 			s.sample = grow(s.sample, np)
 			sum := dr.psum[k]
 			clear(sum)
 			for i := lo; i < lo+mb; i++ {
 				g := s.sample[:np]
 				if err := finiteNorm(math.Sqrt(dr.sampleGrad(i, g, s)), start+i); err != nil {
-					dr.errs[k] = err
-					return
+					return err
 				}
 				if f != nil {
 					f(start+i, g)
@@ -777,12 +772,12 @@ func (dr *direct) perSample(b Batch, f func(i int, g []float32), grad []float32)
 					sum[t] += v
 				}
 			}
-		})
+			return nil
+		}, &st, nil)
+		if err != nil {
+			return Stats{}, err
+		}
 		for k := range nb {
-			if dr.errs[k] != nil {
-				return Stats{}, dr.errs[k]
-			}
-			st.Add(dr.stats[k])
 			for t, v := range dr.psum[k] {
 				grad[t] += v
 			}

@@ -30,8 +30,10 @@ func (l *pLayer) geometry() LayerGeometry {
 	return LayerGeometry{Rows: l.rows(), In: l.d, Out: l.k, Bias: l.b >= 0}
 }
 
-// sumSq is Σ s_i² in float64, in four interleaved partial sums (one running sum would make
-// every addition wait for the previous one).
+// SumSquares is Σ s_i² in float64, in four interleaved partial sums (one running sum would
+// make every addition wait for the previous one). Optimizers' norms (optim.Norm2) use it too.
+func SumSquares(s []float32) float64 { return sumSq(s) }
+
 func sumSq(s []float32) float64 {
 	var v0, v1, v2, v3 float64
 	i := 0

@@ -37,8 +37,8 @@ func (logSoftmaxOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	return s.Clone(), nil
 }
 
-// rowLogSoftmax writes log p of row z into out (float64 arithmetic).
-func rowLogSoftmax(z []float32, out []float64) {
+// logSumExp is log Σ_k exp(z_k) in float64, shifted by the row's maximum.
+func logSumExp(z []float32) float64 {
 	m := math.Inf(-1)
 	for _, v := range z {
 		m = math.Max(m, float64(v))
@@ -47,7 +47,12 @@ func rowLogSoftmax(z []float32, out []float64) {
 	for _, v := range z {
 		se += math.Exp(float64(v) - m)
 	}
-	lse := m + math.Log(se)
+	return m + math.Log(se)
+}
+
+// rowLogSoftmax writes log p of row z into out (float64 arithmetic).
+func rowLogSoftmax(z []float32, out []float64) {
+	lse := logSumExp(z)
 	for k, v := range z {
 		out[k] = float64(v) - lse
 	}

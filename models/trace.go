@@ -256,15 +256,7 @@ func (nw *Network) chunkLosses(t *tape, b Batch, start, m int, loss []float64) e
 
 // exampleLoss is the softmax cross-entropy of one logit row for label y, in float64.
 func exampleLoss(row []float32, y int) float64 {
-	mx := math.Inf(-1)
-	for _, v := range row {
-		mx = math.Max(mx, float64(v))
-	}
-	var se float64
-	for _, v := range row {
-		se += math.Exp(float64(v) - mx)
-	}
-	return mx + math.Log(se) - float64(row[y])
+	return logSumExp(row) - float64(row[y])
 }
 
 // addPerturbation adds the noise of samples [start, start+m) to t's pre-activation inputs E,

@@ -4,25 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/dptrain/dptrain/models"
 )
 
-// Norm2 returns the Euclidean norm of g, accumulated in float64 in four interleaved partial
-// sums (one running sum would make every addition wait for the previous one).
-func Norm2(g []float32) float64 {
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(g); i += 4 {
-		v := g[i : i+4 : i+4]
-		s0 += float64(v[0]) * float64(v[0])
-		s1 += float64(v[1]) * float64(v[1])
-		s2 += float64(v[2]) * float64(v[2])
-		s3 += float64(v[3]) * float64(v[3])
-	}
-	for _, v := range g[i:] {
-		s0 += float64(v) * float64(v)
-	}
-	return math.Sqrt((s0 + s1) + (s2 + s3))
-}
+// Norm2 returns the Euclidean norm of g, accumulated in float64 (models.SumSquares).
+func Norm2(g []float32) float64 { return math.Sqrt(models.SumSquares(g)) }
 
 // ErrNotFiniteVector is the error of ClipL2 and ClipL2Linf for a vector with a NaN or
 // infinite coordinate: it has no direction to keep, and setting it to zero would silently
