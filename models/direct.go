@@ -182,9 +182,6 @@ func newDirect(nw *Network) *direct {
 	return dr
 }
 
-// workerCount is the number of goroutines a call uses.
-func workerCount() int { return runtime.GOMAXPROCS(0) }
-
 // alloc sizes the buffers for chunks of up to n samples.
 func (dr *direct) alloc(n int) {
 	if n <= dr.n {
@@ -250,7 +247,7 @@ func (dr *direct) scratch(w int) *directScratch {
 // parallel calls f(t, worker) for every task t < tasks on up to GOMAXPROCS goroutines, each
 // task on exactly one goroutine, and returns when all have returned.
 func (dr *direct) parallel(tasks int, f func(t, worker int)) {
-	workers := min(workerCount(), tasks)
+	workers := min(runtime.GOMAXPROCS(0), tasks)
 	for w := range max(workers, 1) {
 		dr.scratch(w)
 	}

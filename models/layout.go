@@ -82,12 +82,7 @@ func transposeEach(src, dst []float32, n, rows, cols, workers int) {
 	m := rows * cols
 	forPlanes(n, m, workers, func(lo, hi int) {
 		for b := lo; b < hi; b++ {
-			s, d := src[b*m:(b+1)*m], dst[b*m:(b+1)*m]
-			for i := 0; i < rows; i++ {
-				for j, v := range s[i*cols : (i+1)*cols] {
-					d[j*rows+i] = v
-				}
-			}
+			transpose(src[b*m:(b+1)*m], dst[b*m:(b+1)*m], rows, cols)
 		}
 	})
 }
