@@ -78,8 +78,11 @@ func (n *Noise) Split() *Noise {
 // AddGaussian adds independent N(0, std²) noise to every element of dst. std = 0 leaves dst
 // unchanged; a negative, NaN or infinite std panics.
 //
-// The vector is filled in chunks of 64Ki elements, each from a keystream keyed by this stream,
-// in parallel on up to GOMAXPROCS goroutines.
+// The noise is drawn in float64 with 53 bits per ziggurat layer, added to the element in
+// float64, and the sum is rounded to the public grid Δ·Z, Δ = 2^(⌊log₂ std⌋ − 20), before it is
+// stored as float32: so that no released value rules out another input (noise_grid.go gives
+// the construction and its argument). The vector is filled in chunks of 64Ki elements, each
+// from a keystream keyed by this stream, in parallel on up to GOMAXPROCS goroutines.
 func (n *Noise) AddGaussian(dst []float32, std float64) {
 	checkStd(std)
 	if std == 0 || len(dst) == 0 {
@@ -89,7 +92,9 @@ func (n *Noise) AddGaussian(dst []float32, std float64) {
 }
 
 // AddGaussianScaled sets every element of dst to (dst[i] + std·Z_i)·scale with independent
-// standard normal Z_i, in one pass over dst, and reports whether every result is finite. It
+// standard normal Z_i, in one pass over dst, and reports whether every result is finite. The
+// noisy sum dst[i] + std·Z_i is rounded to AddGaussian's release grid (fixed by std) and to
+// float32 before it is scaled. It
 // draws the same stream and gives the same float32 results as AddGaussian followed by
 // multiplying each element (converted to float64) by scale, but reads and writes dst once:
 // the noise and the 1/batch scaling of a DP step cost one pass over the parameters, split
@@ -122,11 +127,12 @@ func (n *Noise) addScaled(dst []float32, std, scale float64) bool {
 		n.pool = append(n.pool, new(keystream))
 	}
 	finite := make([]bool, workers)
+	g := gridFor(std)
 	run := func(w int) {
 		src, ok := n.pool[w], true
 		for c := w; c < chunks; c += workers {
 			src.reset(&keys[c])
-			ok = addNormal(src, dst[c*chunkSize:min((c+1)*chunkSize, len(dst))], std, scale) && ok
+			ok = addNormal(src, dst[c*chunkSize:min((c+1)*chunkSize, len(dst))], std, scale, &g) && ok
 		}
 		clear(src.buf[:])
 		finite[w] = ok

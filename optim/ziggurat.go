@@ -3,35 +3,41 @@ package optim
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
 )
 
 // The standard normal sampler is the ziggurat of Marsaglia & Tsang (2000), "The Ziggurat Method
 // for Generating Random Variables", J. Stat. Softw. 5(8), with 256 layers: r = 3.6541528853610088
-// and layer area v = r·e^(−r²/2) + ∫_r^∞ e^(−x²/2) dx = 0.004928673233974658, so that the recursion closes on the top layer (checked by
-// TestZigguratTables). 98.5% of samples take the rectangle test alone, against 97.2% with the
-// paper's 128 layers. One 32-bit word per sample comes from a keystream (keystream.go).
+// and layer area v = r·e^(−r²/2) + ∫_r^∞ e^(−x²/2) dx = 0.004928673233974658, so that the
+// recursion closes on the top layer (checked by TestZigguratTables). 98.5% of samples take the
+// rectangle test alone, against 97.2% with the paper's 128 layers. One 64-bit word per sample
+// comes from a keystream (keystream.go).
 //
 // Each word is split into independent fields: bits 0–7 choose the layer, bit 8 the sign and bits
-// 9–31 the 23-bit magnitude within the layer (a float32 result has 24 significant bits, the
-// first of which the layer fixes). Marsaglia
-// & Tsang's original reuses the layer bits as the low bits of the magnitude, which correlates a
-// sample's value with its layer; Doornik (2005), "An Improved Ziggurat Method to Generate Normal
-// Random Samples", shows that this fails statistical tests and separates the bits, as here.
+// 11–63 the 53-bit magnitude within the layer, so that a layer's samples are the float64
+// roundings of a lattice of 2^53 points: about 2^−51·std apart, and every interval of the
+// release grid (noise_grid.go) holds 2^30 or more of them. Marsaglia & Tsang's original reuses
+// the layer bits as the low bits of the magnitude, which correlates a sample's value with its
+// layer; Doornik (2005), "An Improved Ziggurat Method to Generate Normal Random Samples", shows
+// that this fails statistical tests and separates the bits, as here. The tail beyond r
+// (Marsaglia 1964) draws its uniforms with 52 significant bits at every scale (unitFine), so
+// that its samples stay as dense as the layers' far out in the tail instead of thinning out
+// where a 53-bit fixed-point uniform runs out of bits (beyond about 8σ).
 
 const (
 	zigLayers = 256
 	zigR      = 3.6541528853610088
 	zigV      = 0.004928673233974658
-	zigBits   = 23 // magnitude bits per sample
+	zigBits   = 53 // magnitude bits per sample
 	zigM      = 1 << zigBits
 	zigLayer  = zigLayers - 1 // mask of the layer bits
 	zigSign   = zigLayers     // the sign bit
 )
 
-// zigTables holds the layer tables: a sample in layer i with magnitude m < 2^23 is accepted at
+// zigTables holds the layer tables: a sample in layer i with magnitude m < 2^53 is accepted at
 // once when m < k[i], and is then m·w[i]; f[i] = exp(−x_i²/2) at the layer's right edge x_i.
 type zigTables struct {
-	k [zigLayers]uint32
+	k [zigLayers]uint64
 	w [zigLayers]float64
 	f [zigLayers]float64
 }
@@ -43,7 +49,7 @@ func newZigTables() *zigTables {
 	t := new(zigTables)
 	dn, tn := zigR, zigR
 	q := zigV / math.Exp(-0.5*dn*dn)
-	t.k[0] = uint32(dn / q * zigM)
+	t.k[0] = uint64(dn / q * zigM)
 	t.k[1] = 0
 	t.w[0] = q / zigM
 	t.w[zigLayers-1] = dn / zigM
@@ -51,7 +57,7 @@ func newZigTables() *zigTables {
 	t.f[zigLayers-1] = math.Exp(-0.5 * dn * dn)
 	for i := zigLayers - 2; i >= 1; i-- {
 		dn = math.Sqrt(-2 * math.Log(zigV/dn+math.Exp(-0.5*dn*dn)))
-		t.k[i+1] = uint32(dn / tn * zigM)
+		t.k[i+1] = uint64(dn / tn * zigM)
 		tn = dn
 		t.f[i] = math.Exp(-0.5 * dn * dn)
 		t.w[i] = dn / zigM
@@ -59,70 +65,113 @@ func newZigTables() *zigTables {
 	return t
 }
 
+// zigWord splits a 64-bit word into its layer, sign bit (0 or 1) and magnitude.
+func zigWord(u uint64) (layer, sign, m uint64) {
+	return u & zigLayer, u >> 8 & 1, u >> (64 - zigBits)
+}
+
 // zigSlow finishes a sample of layer i and magnitude m that fell outside its layer's rectangle:
 // the tail (layer 0) or the wedge of layer i. It draws fresh words from src until it accepts and
 // returns |Z|; the caller applies the sign, which is independent of the magnitude.
-func zigSlow(src *keystream, i, m uint32) float64 {
+func zigSlow(src *keystream, i, m uint64) float64 {
 	for {
 		x := float64(m) * zig.w[i]
 		if i == 0 {
 			// Tail beyond r: Marsaglia (1964).
 			for {
-				x = -math.Log(unitOpen(src.Uint64())) / zigR
-				y := -math.Log(unitOpen(src.Uint64()))
+				x = -math.Log(unitFine(src)) / zigR
+				y := -math.Log(unitFine(src))
 				if y+y >= x*x {
 					break
 				}
 			}
-			return zigR + x
+			return zigTail(x)
 		}
 		if zig.f[i]+unitOpen(src.Uint64())*(zig.f[i-1]-zig.f[i]) < math.Exp(-0.5*x*x) {
 			return x
 		}
-		u := src.Uint32()
-		i, m = u&zigLayer, u>>(32-zigBits)
+		i, _, m = zigWord(src.Uint64())
 		if m < zig.k[i] {
 			return float64(m) * zig.w[i]
 		}
 	}
 }
 
+// zigTail returns the tail sample r + x for an exponential excess x.
+func zigTail(x float64) float64 { return zigR + x }
+
 // unitOpen maps a 64-bit word to a uniform number in (0, 1) with 53 bits.
 func unitOpen(u uint64) float64 {
 	return (float64(u>>11) + 0.5) / (1 << 53)
 }
 
-// addNormal sets dst[i] to (dst[i] + std·Z_i)·scale, rounding to float32 after the addition and
-// after the multiplication (done in float64), for independent standard normal Z_i drawn from
-// src, and reports whether every result is finite. The rectangle test is written out in the
-// loop so that it is inlined, and finiteness is tracked on the results' exponent bits, an
-// integer OR that adds no floating-point latency per sample.
-func addNormal(src *keystream, dst []float32, std, scale float64) bool {
+// unitFineMaxExp bounds the binade of unitFine: 2^−961 < U, beyond any use (e^−665 for the
+// tail's −ln U).
+const unitFineMaxExp = 960
+
+// unitFine returns a uniform number in (0, 1) with 52 significant bits at every scale down to
+// 2^−961: the binade [2^−(e+1), 2^−e) is chosen with probability 2^−(e+1) from the leading zeros
+// of the stream, and the value within it is the midpoint of one of 2^51 equal cells. −ln U is
+// then resolved to about 2^−52 over its whole range, where a fixed-point uniform's −ln U becomes
+// coarse as U approaches its smallest values.
+func unitFine(src *keystream) float64 {
+	e := 0
+	for {
+		u := src.Uint64()
+		if u != 0 || e+64 > unitFineMaxExp {
+			e = min(e+bits.LeadingZeros64(u), unitFineMaxExp)
+			break
+		}
+		e += 64
+	}
+	return unitFineValue(e, src.Uint64()>>13)
+}
+
+// unitFineValue is (2^52 + 2m + 1)·2^−(e+53): the midpoint of cell m < 2^51 of the binade
+// [2^−(e+1), 2^−e).
+func unitFineValue(e int, m uint64) float64 {
+	return math.Ldexp(float64(1<<52|(2*m+1)), -(e + 53))
+}
+
+// addNormal sets dst[i] to (round_Δ(dst[i] + std·Z_i))·scale for independent standard normal
+// Z_i drawn from src, where the sum is taken in float64 and round_Δ is the release grid g
+// (noise_grid.go); the grid value is rounded to float32 and then multiplied by scale in float64
+// and rounded to float32 again. It reports whether every result is finite. The rectangle test
+// is written out in the loop so that it is inlined, and finiteness is tracked on the results'
+// exponent bits, an integer OR that adds no floating-point latency per sample.
+func addNormal(src *keystream, dst []float32, std, scale float64, g *grid) bool {
 	t := zig
 	var sw [zigLayers]float64 // std·w[i]: the rectangle's sample scaled in one multiplication
 	for i, w := range t.w {
 		sw[i] = std * w
 	}
+	c, lim := g.c, g.lim
 	var words [zigBlock]byte
 	var bad uint32 // becomes 1 if some result has an all-ones exponent (NaN or ±Inf)
 	for len(dst) > 0 {
-		n := min(len(dst), zigBlock/4)
-		w := words[:4*n]
+		n := min(len(dst), zigBlock/8)
+		w := words[:8*n]
 		src.fill(w)
 		d := dst[:n]
 		for k, v := range d {
-			u := binary.LittleEndian.Uint32(w[4*k:])
-			i, m := u&zigLayer, u>>(32-zigBits)
+			u := binary.LittleEndian.Uint64(w[8*k:])
+			i, m := u&zigLayer, u>>(64-zigBits)
 			var x float64 // std·|Z|
 			if m < t.k[i] {
-				x = float64(m) * sw[i]
+				x = float64(float64(m) * sw[i]) // the conversion forbids fusing into the sum
 			} else {
-				x = std * zigSlow(src, i, m)
+				x = float64(std * zigSlow(src, i, m))
 			}
-			x = math.Float64frombits(math.Float64bits(x) | uint64(u&zigSign)<<(63-8)) // the sign bit
-			y := float32(float64(v+float32(x)) * scale)
-			d[k] = y
-			bad |= (math.Float32bits(y)>>23&0xff + 1) >> 8
+			x = math.Float64frombits(math.Float64bits(x) | (u&zigSign)<<(63-8)) // the sign bit
+			y := float64(v) + x
+			if math.Abs(y) < lim {
+				y = (y + c) - c // round to the nearest multiple of Δ, ties to even
+			} else {
+				y = g.roundLarge(y)
+			}
+			r := float32(float64(float32(y)) * scale)
+			d[k] = r
+			bad |= (math.Float32bits(r)>>23&0xff + 1) >> 8
 		}
 		dst = dst[n:]
 	}
