@@ -362,3 +362,320 @@ func TestZigguratTables(t *testing.T) {
 		t.Errorf("rectangle test accepts %.4f of words, want ≥ 0.985", fast)
 	}
 }
+
+// f32key maps float32 values to integers in the same order (−0 and +0 to 0).
+func f32key(f float32) int64 {
+	b := int64(math.Float32bits(f))
+	if b&(1<<31) != 0 {
+		return -(b &^ (1 << 31))
+	}
+	return b
+}
+
+func keyF32(k int64) float32 {
+	if k < 0 {
+		return math.Float32frombits(uint32(-k) | 1<<31)
+	}
+	return math.Float32frombits(uint32(k))
+}
+
+// preimage32 returns the float32 noise values n with v + n (in float32) equal to o, an interval
+// [a, b] because the sum is monotone in n; ok is false when it is empty.
+func preimage32(o, v float32) (a, b float32, ok bool) {
+	const top = 0x7f7fffff // MaxFloat32's key
+	// first key whose sum is ≥ o (resp. > o)
+	search := func(above func(float32) bool) int64 {
+		lo, hi := int64(-top), int64(top)+1
+		for lo < hi {
+			mid := lo + (hi-lo)/2
+			if above(v + keyF32(mid)) {
+				hi = mid
+			} else {
+				lo = mid + 1
+			}
+		}
+		return lo
+	}
+	ka := search(func(s float32) bool { return s >= o })
+	kb := search(func(s float32) bool { return s > o }) - 1
+	if ka > kb {
+		return 0, 0, false
+	}
+	return keyF32(ka), keyF32(kb), true
+}
+
+// lattice32 is the previous sampler's support below r·std: layer i's float32 noise values
+// ±fl32(m·std·w_i), m < 2^23 (m < k_0 in the base layer, beyond which it drew the tail), with
+// w_i and k_i the 23-bit tables, which are the 53-bit ones scaled by 2^30.
+type lattice32 struct {
+	std float64
+	w   [zigLayers]float64 // w_i of the 23-bit tables
+	sw  [zigLayers]float64 // std·w_i, as the fast path computed it
+	k0  uint64
+}
+
+func newLattice32(std float64) *lattice32 {
+	l := &lattice32{std: std, k0: zig.k[0] >> 30}
+	for i, w := range zig.w {
+		l.w[i] = w * (1 << 30)
+		l.sw[i] = std * l.w[i]
+	}
+	return l
+}
+
+// sample draws the previous sampler's fast path from a 32-bit word (layer bits 0–7, sign bit
+// 8, magnitude bits 9–31): its rectangle test alone, which is 98.5% of its samples.
+func (l *lattice32) sample(u uint32) (float32, bool) {
+	i, m := u&zigLayer, uint64(u>>9)
+	if m >= zig.k[i]>>30 {
+		return 0, false
+	}
+	x := float32(float64(m) * l.sw[i])
+	if u&zigSign != 0 {
+		x = -x
+	}
+	return x, true
+}
+
+// impossible reports whether the float32 output o cannot be v + n for any n in the previous
+// sampler's support: certain, since it is decided only where the preimage lies below r·std,
+// which the tail never reaches, and it checks every layer's lattice points there under both
+// ways the sampler rounded them (the fast path's m·(std·w) and the slow path's std·(m·w)).
+func (l *lattice32) impossible(o, v float32) (impossible, decided bool) {
+	a, b, ok := preimage32(o, v)
+	if !ok {
+		return true, true
+	}
+	if a <= 0 && b >= 0 {
+		return false, true // m = 0
+	}
+	lo, hi := float64(a), float64(b)
+	if b < 0 {
+		lo, hi = -hi, -lo
+	}
+	if hi >= 0.999*zigR*l.std {
+		return false, false
+	}
+	for i := range zigLayers {
+		mmax := uint64(1<<23 - 1)
+		if i == 0 {
+			mmax = l.k0 - 1
+		}
+		mlo := uint64(max(math.Floor(lo/l.sw[i])-2, 0))
+		mhi := min(uint64(math.Ceil(hi/l.sw[i])+2), mmax)
+		if mhi > mlo+4096 {
+			return false, false // a wide preimage: not worth deciding
+		}
+		for m := mlo; m <= mhi; m++ {
+			x1 := float64(float32(float64(m) * l.sw[i]))
+			x2 := float64(float32(l.std * (float64(m) * l.w[i])))
+			if (x1 >= lo && x1 <= hi) || (x2 >= lo && x2 <= hi) {
+				return false, true
+			}
+		}
+	}
+	return true, true
+}
+
+// releaseWitness looks for a noise value n of the sampler's support (a base-layer lattice
+// point, accepted by the rectangle test alone, or a tail value) with which input v releases o
+// (scale 1), computing n and the release exactly as addNormal does. Finding one proves that o
+// is possible under v.
+func releaseWitness(o, v float32, std float64) bool {
+	g := gridFor(std)
+	release := func(x float64, neg bool) bool {
+		if neg {
+			x = math.Float64frombits(math.Float64bits(x) | 1<<63)
+		}
+		y := g.round(float64(v) + x)
+		return math.Float32bits(float32(float64(float32(y))*1)) == math.Float32bits(o)
+	}
+	t := float64(o) - float64(v)
+	z := math.Abs(t)
+	sw0 := std * zig.w[0]
+	m0 := math.Round(z / sw0)
+	for dm := -3.0; dm <= 3; dm++ {
+		m := m0 + dm
+		if m < 0 || m >= float64(zig.k[0]) {
+			continue
+		}
+		x := float64(m * sw0)
+		if release(x, false) || release(x, true) {
+			return true
+		}
+	}
+	// The tail: |Z| = r + x with x = −ln(U)/r, U = unitFineValue(e, m); every e ≤ 960 and
+	// m < 2^51 has positive probability, and the acceptance test 2·(−ln U₂) ≥ x² can pass
+	// for x up to 36.
+	xt := z/std - zigR
+	if xt <= 0 || xt > 36 {
+		return false
+	}
+	u := math.Exp(-xt * zigR)
+	frac, ex := math.Frexp(u) // u = frac·2^ex, frac in [1/2, 1): the binade [2^−(e+1), 2^−e) with e = −ex
+	e := -ex
+	if e < 0 || e > unitFineMaxExp {
+		return false
+	}
+	mc := math.Round(((frac*2-1)*(1<<52) - 1) / 2)
+	for dm := -3.0; dm <= 3; dm++ {
+		m := mc + dm
+		if m < 0 || m >= 1<<51 {
+			continue
+		}
+		x := float64(std * zigTail(-math.Log(unitFineValue(e, uint64(m)))/zigR))
+		if release(x, t < 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestLatticeAttack releases S + noise for a clipped sum S and asks, coordinate by coordinate,
+// whether the released value is impossible under S' = S + e, e one more example's clipped
+// contribution (norm C spread over the coordinates): Mironov's (2012) attack. On the previous
+// sampler's support (256 float32 lattices added in float32) a measurable fraction of the
+// coordinates is impossible under S', decided with certainty; on the release a witness noise
+// value that gives the same output under S' is found for every coordinate.
+func TestLatticeAttack(t *testing.T) {
+	const (
+		d    = 1 << 15
+		clip = 1.0
+	)
+	for _, tc := range []struct {
+		name      string
+		sigma     float64 // noise multiplier: std = sigma·clip
+		sumScale  float64 // |S_j| is about sumScale·std
+		wantOld   float64 // the previous sampler's fraction of impossible coordinates, at least
+		releases  int
+		sumSeed   uint64
+		noiseSeed uint64
+	}{
+		{"small sum", 1.1, 0.01, 0.02, 4, 1, 10},
+		{"sum of a batch", 0.8, 1, 0.01, 4, 2, 20},
+		{"large sum", 2, 30, 0.001, 2, 3, 30},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			std := tc.sigma * clip
+			r := rand.New(rand.NewPCG(tc.sumSeed, 1))
+			s, s2 := make([]float32, d), make([]float32, d)
+			for j := range s {
+				s[j] = float32(r.NormFloat64() * tc.sumScale * std)
+				e := float32(clip / math.Sqrt(d))
+				if r.IntN(2) == 0 {
+					e = -e
+				}
+				s2[j] = s[j] + e
+			}
+
+			// The previous sampler, on its own support.
+			old := newLattice32(std)
+			var oldImpossible, oldDecided int
+			for rep := range tc.releases {
+				w := rand.New(rand.NewPCG(tc.noiseSeed, uint64(rep)))
+				for j, v := range s {
+					n, ok := old.sample(w.Uint32())
+					for !ok {
+						n, ok = old.sample(w.Uint32())
+					}
+					imp, dec := old.impossible(v+n, s2[j])
+					if dec {
+						oldDecided++
+					}
+					if imp {
+						oldImpossible++
+					}
+				}
+			}
+			frac := float64(oldImpossible) / float64(tc.releases*d)
+			t.Logf("previous sampler: %d of %d coordinates (%.3f%%) impossible under S', %d decided", oldImpossible, tc.releases*d, 100*frac, oldDecided)
+			if frac < tc.wantOld {
+				t.Errorf("previous sampler: %.4f%% of coordinates impossible under S', want at least %.4f%%: the attack lost its power", 100*frac, 100*tc.wantOld)
+			}
+
+			// The release.
+			noise := NewSeededNoise(tc.noiseSeed)
+			delta := gridFor(std).delta
+			var impossible, tail, offGrid int
+			for range tc.releases {
+				o := slices.Clone(s)
+				noise.AddGaussian(o, std)
+				for j := range o {
+					if math.Abs(float64(o[j])-float64(s2[j])) > zigR*std {
+						tail++
+					}
+					if !releaseWitness(o[j], s2[j], std) {
+						if impossible < 5 {
+							t.Errorf("coordinate %d: output %v (S %v) has no witness under S' %v", j, o[j], s[j], s2[j])
+						}
+						impossible++
+					}
+					// The check has power: a value off the grid has no witness.
+					if off := math.Nextafter32(o[j], float32(math.Inf(1))); j%64 == 0 && float64(off-o[j]) < delta {
+						offGrid++
+						if releaseWitness(off, s2[j], std) {
+							t.Errorf("coordinate %d: off-grid value %v has a witness", j, off)
+						}
+					}
+				}
+			}
+			t.Logf("release: %d of %d coordinates without a witness under S' (%d in the tail); %d off-grid values refused", impossible, tc.releases*d, tail, offGrid)
+			if impossible > 0 {
+				t.Errorf("release: %d of %d coordinates without a witness under S'", impossible, tc.releases*d)
+			}
+		})
+	}
+}
+
+// TestReleaseGrid checks the release grid: Δ is a power of two in (2^−21·std, 2^−20·std] fixed
+// by std alone, the fast rounding equals round-half-even of y/Δ everywhere (its binade limits,
+// NaN and ±Inf included), and every released value is a multiple of Δ (of Δ·scale when scaled
+// by a power of two).
+func TestReleaseGrid(t *testing.T) {
+	for _, std := range []float64{1, 0.37, 1.1, 0.8 * 3, 1 << 10, 1.0 / 1024, 1e-30, 1e30, 7e300, 1e-310} {
+		g := gridFor(std)
+		frac, _ := math.Frexp(g.delta)
+		if frac != 0.5 {
+			t.Errorf("std %v: Δ = %v is not a power of two", std, g.delta)
+		}
+		if std > 1e-300 && !(g.delta <= std/(1<<20) && g.delta > std/(1<<21)) {
+			t.Errorf("std %v: Δ = %v outside (std·2^−21, std·2^−20]", std, g.delta)
+		}
+		r := rand.New(rand.NewPCG(uint64(math.Float64bits(std)), 2))
+		ys := []float64{0, g.delta / 2, 3 * g.delta / 2, -g.delta / 2, g.lim, -g.lim, g.lim * (1 - 0x1p-53), g.lim52, g.lim52 * (1 - 0x1p-53),
+			math.Inf(1), math.Inf(-1), math.NaN(), math.MaxFloat64, -math.MaxFloat64}
+		for range 2000 {
+			ys = append(ys, r.NormFloat64()*std*math.Ldexp(1, r.IntN(80)-10))
+		}
+		for _, y := range ys {
+			got := g.round(y)
+			want := y
+			if math.Abs(y) < g.lim52 {
+				want = math.RoundToEven(y/g.delta) * g.delta
+			}
+			if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) && !(got == 0 && want == 0) {
+				t.Errorf("std %v: round(%v) = %v, want %v", std, y, got, want)
+			}
+		}
+	}
+	for _, std := range []float64{1, 0.37, 2.5e-3, 3e4} {
+		delta := gridFor(std).delta
+		base := make([]float32, 3*chunkSize+11)
+		r := rand.New(rand.NewPCG(1, 2))
+		for i := range base {
+			base[i] = float32(r.NormFloat64() * std * 5)
+		}
+		x := slices.Clone(base)
+		NewSeededNoise(3).AddGaussian(x, std)
+		y := slices.Clone(base)
+		NewSeededNoise(3).AddGaussianScaled(y, std, 1.0/256)
+		for i := range x {
+			if q := float64(x[i]) / delta; q != math.Trunc(q) {
+				t.Fatalf("std %v: released %v is not a multiple of Δ = %v", std, x[i], delta)
+			}
+			if q := float64(y[i]) * 256 / delta; q != math.Trunc(q) {
+				t.Fatalf("std %v: scaled release %v is not a multiple of Δ/256", std, y[i])
+			}
+		}
+	}
+}
