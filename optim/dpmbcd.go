@@ -183,6 +183,13 @@ func (o *DPMBCD) records(k int, p batchPlan) ([]accounting.Step, error) {
 	return recs, nil
 }
 
+// BlockSpan implements BlockReleaser: the record of block d releases the noisy clipped
+// gradient sum of the weights params[offset : offset+n].
+func (o *DPMBCD) BlockSpan(d int) (offset, n int) {
+	in, out := o.cfg.Lifted.Shape(d)
+	return o.cfg.Offsets[d], in * out
+}
+
 // accuracyModel is the part of models.Model the step uses for its monitoring statistics.
 type accuracyModel interface {
 	Evaluate(b Batch) (Stats, error)

@@ -30,7 +30,13 @@ type DPULRConfig struct {
 	// NoiseMultiplier is σ0 and ClipNorm C: every direction of the released gradient sum
 	// carries noise of variance at least σ0²C².
 	NoiseMultiplier, ClipNorm float64
-	// SigmaFloor and SigmaCap clamp the injected σ_l (reading §6 A5); SigmaCap 0: none.
+	// Sigma, when positive, is the injected σ_l of every layer: a public constant, so that
+	// no example's estimate depends on the other examples of the batch. 0: σ_l comes from the
+	// privacy controller (Eq. 7), which sets it from the eigenvalues of a matrix summed over the
+	// batch; that is the paper's mechanism, and certified mode refuses it.
+	Sigma float64
+	// SigmaFloor and SigmaCap clamp the controller's σ_l (the paper's Eq. 7 is an upper bound
+	// and a small λ_min sends it to 0 or ∞); SigmaCap 0: none. Unused when Sigma is set.
 	SigmaFloor, SigmaCap float64
 	// Certified uses the likelihood-ratio estimate only as a per-example gradient estimator
 	// and adds explicit isotropic N(0, σ0²C²) noise to the clipped sum (a Gaussian release
@@ -71,6 +77,14 @@ func NewDPULR(cfg DPULRConfig, noise *Noise) (*DPULR, error) {
 	if cfg.Copies < 1 {
 		return nil, fmt.Errorf("optim: DP-ULR needs copies K ≥ 1, got %d", cfg.Copies)
 	}
+	if !(cfg.Sigma >= 0) || math.IsInf(cfg.Sigma, 0) {
+		return nil, fmt.Errorf("optim: DP-ULR's injected noise σ_l = %v must be finite and positive (0: the paper's controller)", cfg.Sigma)
+	}
+	if cfg.Certified && cfg.Sigma == 0 {
+		// The controller's σ_l is a function of the whole batch: one example would move every
+		// other example's estimate, and the clipped sum would not be C-sensitive.
+		return nil, errors.New("optim: certified DP-ULR needs a public injected noise σ_l (DPULRConfig.Sigma, optimizer.dp_ulr.sigma): the controller's σ_l depends on the whole batch, so the clipped sum would not have sensitivity C")
+	}
 	if cfg.Schedule == nil {
 		return nil, errors.New("optim: DP-ULR needs a learning-rate schedule")
 	}
@@ -79,6 +93,12 @@ func NewDPULR(cfg DPULRConfig, noise *Noise) (*DPULR, error) {
 	}
 	return &DPULR{cfg: cfg, noise: noise}, nil
 }
+
+// PerExampleRandomness marks a step that draws randomness for each example in batch order
+// (the forward perturbations z): a test that couples two neighbouring batches through the same
+// seeded stream keeps the other examples' draws aligned only when the changed example is
+// replaced, or removed from the end.
+func (o *DPULR) PerExampleRandomness() {}
 
 // UpdateRule returns the name of the configured update rule.
 func (o *DPULR) UpdateRule() string { return o.cfg.Rule.Name() }
@@ -149,8 +169,8 @@ func (o *DPULR) Step(m GradientOracle, b Batch, info BatchInfo) (Result, error) 
 	if o.cfg.Certified {
 		o.noise.AddGaussian(o.grad, o.cfg.NoiseMultiplier*o.cfg.ClipNorm)
 	}
-	// Divide by the constant N_B, never the realised batch size (reading §6 A6).
-	if err := scaleFinite(o.grad, 1/float64(info.MinBatchSize)); err != nil {
+	// Divide by the constant N_B (Normaliser), never the realised batch size.
+	if err := scaleFinite(o.grad, 1/p.norm); err != nil {
 		return Result{}, fmt.Errorf("optim: DP-ULR step %d: %w", o.k+1, err)
 	}
 	o.cfg.Rule.Apply(params, o.grad, lr)
@@ -209,6 +229,10 @@ func (o *DPULR) estimates(m ForwardOracle, b Batch) (models.Trace, []ulrLayer, e
 			w++
 		}
 		rows := b.N * g.Rows
+		layers[i] = ulrLayer{info: l, ctl: ULRLayerNoise{Sigma: o.cfg.Sigma, sigmaOnly: true}, s: make([]float32, rows*g.Out), width: w}
+		if o.cfg.Certified {
+			continue // a public σ_l: nothing is computed from the batch
+		}
 		a := mat.NewDense(rows, w, nil)
 		l0 := make([]float64, rows)
 		for r := 0; r < rows; r++ {
@@ -221,13 +245,16 @@ func (o *DPULR) estimates(m ForwardOracle, b Batch) (models.Trace, []ulrLayer, e
 			}
 			l0[r] = tr.Loss[r/g.Rows]
 		}
+		floor, cap := o.cfg.SigmaFloor, o.cfg.SigmaCap
+		if o.cfg.Sigma > 0 {
+			floor, cap = o.cfg.Sigma, o.cfg.Sigma // the top-up for the fixed σ_l
+		}
 		ctl, err := ControlULRLayer(a, l0, ULRControl{Copies: o.cfg.Copies, ClipNorm: o.cfg.ClipNorm,
-			NoiseMultiplier: o.cfg.NoiseMultiplier, SigmaFloor: o.cfg.SigmaFloor, SigmaCap: o.cfg.SigmaCap,
-			SigmaOnly: o.cfg.Certified})
+			NoiseMultiplier: o.cfg.NoiseMultiplier, SigmaFloor: floor, SigmaCap: cap})
 		if err != nil {
 			return tr, nil, fmt.Errorf("layer %s: %w", l.Name, err)
 		}
-		layers[i] = ulrLayer{info: l, ctl: ctl, s: make([]float32, rows*g.Out), width: w}
+		layers[i].ctl = ctl
 	}
 	if err := o.estimate(m, b, tr, layers); err != nil {
 		return tr, nil, err

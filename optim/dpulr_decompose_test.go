@@ -92,7 +92,7 @@ func TestDPULRClippingDecomposes(t *testing.T) {
 						worstLabel(t, nw, b, pos)
 					}
 					o, err := NewDPULR(DPULRConfig{Copies: 2, NoiseMultiplier: 1, ClipNorm: clip, SigmaFloor: 0.01,
-						Certified: certified, Schedule: Constant{Rate: 0.1}}, NewSeededNoise(uint64(pos+2)))
+						Certified: certified, Sigma: sigmaIf(certified), Schedule: Constant{Rate: 0.1}}, NewSeededNoise(uint64(pos+2)))
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -182,7 +182,7 @@ func TestDPULRNonFiniteEstimateIsAnError(t *testing.T) {
 						b.Y[i] %= 3
 					}
 					o, err := NewDPULR(DPULRConfig{Copies: 1, NoiseMultiplier: 1, ClipNorm: 1, SigmaFloor: 0.01,
-						Certified: true, Schedule: Constant{Rate: 0.1}}, NewSeededNoise(4))
+						Certified: true, Sigma: 1, Schedule: Constant{Rate: 0.1}}, NewSeededNoise(4))
 					if err != nil {
 						t.Fatal(err)
 					}

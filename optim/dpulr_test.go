@@ -149,7 +149,7 @@ func (z *zeroLossModel) PerSampleGradSum(Batch, func(int, []float32), []float32)
 func TestDPULRCertifiedNoiseStd(t *testing.T) {
 	const in, out, nb, sigma0, clip = 99, 200, 10, 1.7, 0.6
 	m := &zeroLossModel{params: make([]float32, (in+1)*out), in: in}
-	o, err := NewDPULR(DPULRConfig{Copies: 2, NoiseMultiplier: sigma0, ClipNorm: clip, SigmaFloor: 0.1, Certified: true, Schedule: Constant{Rate: 1}}, NewSeededNoise(17))
+	o, err := NewDPULR(DPULRConfig{Copies: 2, NoiseMultiplier: sigma0, ClipNorm: clip, SigmaFloor: 0.1, Sigma: 0.5, Certified: true, Schedule: Constant{Rate: 1}}, NewSeededNoise(17))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestDPULRDeclareEqualsStep(t *testing.T) {
 	nw := newNetwork(t, models.Spec{Kind: "mlp", Input: []int{6}, Classes: 4, Hidden: []int{5}, Activation: "gelu"}, 9)
 	info := BatchInfo{Sampling: accounting.PoissonWithRejection, SampleRate: 0.05, DatasetSize: 400, MinBatchSize: 10}
 	for _, certified := range []bool{false, true} {
-		o, err := NewDPULR(DPULRConfig{Copies: 2, NoiseMultiplier: 2, ClipNorm: 1, SigmaFloor: 0.01, Certified: certified,
+		o, err := NewDPULR(DPULRConfig{Copies: 2, NoiseMultiplier: 2, ClipNorm: 1, SigmaFloor: 0.01, Sigma: sigmaIf(certified), Certified: certified,
 			Rule: &Adam{Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-8}, Schedule: Constant{Rate: 0.01}}, NewSeededNoise(19))
 		if err != nil {
 			t.Fatal(err)
@@ -207,4 +207,12 @@ func TestDPULRDeclareEqualsStep(t *testing.T) {
 			t.Error("plain Poisson sampling accepted")
 		}
 	}
+}
+
+// sigmaIf is the public injected σ_l certified mode needs (0, the controller, otherwise).
+func sigmaIf(certified bool) float64 {
+	if certified {
+		return 0.5
+	}
+	return 0
 }

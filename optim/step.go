@@ -59,6 +59,14 @@ type Optimizer interface {
 	Steps() int
 }
 
+// BlockReleaser is implemented by optimizers whose step releases several records, each the
+// noisy sum of one block of the parameters (DP-MBCD: one record per weight block, its Block
+// field d): BlockSpan(d) is the block's offset and length in Params(). A record of an
+// optimizer without it covers the whole parameter vector.
+type BlockReleaser interface {
+	BlockSpan(block int) (offset, n int)
+}
+
 // Initializer is implemented by optimizers that draw the initial iterate themselves (DP-SGLD's
 // θ_0, seed-001 Lemma 3.3). The trainer calls Init once, on the run's optimizer, before the
 // first step of a new run.
@@ -70,9 +78,27 @@ type Initializer interface {
 // gradient sum.
 type batchPlan struct {
 	info BatchInfo
-	// norm is the divisor of the noisy gradient sum: q·n for Poisson (never the realised
-	// batch size, which is private), b for fixed-size schemes, n for full batch.
+	// norm is the divisor of the noisy gradient sum, Normaliser of the step's records.
 	norm float64
+}
+
+// Normaliser returns the public divisor b of the noisy gradient sum that a step with record r
+// released: the plain-SGD update of that step moves the parameters by −(r.StepSize/b) times
+// the released sum, in which every example's contribution is bounded by r.Sensitivity. It is
+// q·n for Poisson sampling (never the realised batch size, which is private), the rejection
+// threshold N_B for Poisson sampling with rejection (Feng et al., "Forward learning with
+// differential privacy", divide by N_B), the batch size for fixed-size schemes and n for full
+// batch.
+func Normaliser(r accounting.Step) float64 {
+	switch r.Sampling {
+	case accounting.Poisson:
+		return r.SampleRate * float64(r.DatasetSize)
+	case accounting.PoissonWithRejection:
+		return float64(r.MinBatchSize)
+	case accounting.FullBatch:
+		return float64(r.DatasetSize)
+	}
+	return float64(r.BatchSize)
 }
 
 // plan validates info against the realised batch and returns the normaliser. The realised
@@ -106,6 +132,9 @@ func plan(info BatchInfo, b Batch) (batchPlan, error) {
 			return batchPlan{}, fmt.Errorf("optim: Poisson batch declares batch size %d: its size is random; leave BatchSize 0", info.BatchSize)
 		}
 		p.norm = q * float64(n)
+		if info.Sampling == accounting.PoissonWithRejection {
+			p.norm = float64(info.MinBatchSize)
+		}
 		if p.info.Neighbouring == "" {
 			p.info.Neighbouring = accounting.AddRemove
 		}

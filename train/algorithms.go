@@ -249,7 +249,12 @@ type DPULRSection struct {
 	Copies int `yaml:"copies"`
 	// AllLayers perturbs every layer at once (K passes per step) instead of one at a time.
 	AllLayers bool `yaml:"all_layers"`
-	// SigmaFloor and SigmaCap clamp the injected noise σ_l (reading §6 A5); cap 0: none.
+	// Sigma is the injected noise σ_l on every layer's pre-activation output, a public
+	// constant (Feng et al.'s Eq. 7 is an upper bound on σ_l, so any σ_l within it is covered,
+	// and a fixed one keeps each example's estimate independent of the rest of the batch).
+	// 0: the paper's controller sets σ_l from the batch (paper mode only).
+	Sigma float64 `yaml:"sigma"`
+	// SigmaFloor and SigmaCap clamp the controller's σ_l; cap 0: none.
 	SigmaFloor float64 `yaml:"sigma_floor"`
 	SigmaCap   float64 `yaml:"sigma_cap"`
 }
@@ -275,6 +280,11 @@ func dpulrAlgorithm() Algorithm {
 			if err := positive("optimizer.dp_ulr.sigma_floor", s.SigmaFloor); err != nil {
 				errs = append(errs, err)
 			}
+			if !(s.Sigma >= 0) || math.IsInf(s.Sigma, 0) {
+				errs = append(errs, fmt.Errorf("optimizer.dp_ulr.sigma = %v: a finite positive σ_l, or 0 for the paper's controller", s.Sigma))
+			} else if s.Mode == "certified" && s.Sigma == 0 {
+				errs = append(errs, fmt.Errorf("optimizer.dp_ulr.mode certified needs a public injected noise: set optimizer.dp_ulr.sigma (e.g. 1); the controller's σ_l is computed from the whole batch, so one example would move every other example's estimate"))
+			}
 			if s.SigmaCap != 0 && !(s.SigmaCap >= s.SigmaFloor) {
 				errs = append(errs, fmt.Errorf("optimizer.dp_ulr.sigma_cap = %v: 0 (none) or at least sigma_floor = %v", s.SigmaCap, s.SigmaFloor))
 			}
@@ -282,6 +292,17 @@ func dpulrAlgorithm() Algorithm {
 		},
 		Prepare: func(e Env) (Plan, error) {
 			s, o := e.Section.(*DPULRSection), e.Config.Optimizer
+			covered := 0
+			for _, l := range e.Model.LinearLayers() {
+				g := l.Geometry
+				covered += g.In * g.Out
+				if g.Bias {
+					covered += g.Out
+				}
+			}
+			if covered != len(e.Model.Params()) {
+				return Plan{}, fmt.Errorf("dp-ulr: model %s has parameters outside its dense and conv layers (normalisation layers): forward-only estimators cover dense and conv layers only; use a model without them", e.Model.Name())
+			}
 			return Plan{
 				Run: clipNormRun(e),
 				NewOptimizer: func(sigma float64, noise *optim.Noise) (optim.Optimizer, error) {
@@ -290,7 +311,7 @@ func dpulrAlgorithm() Algorithm {
 						return nil, err
 					}
 					return optim.NewDPULR(optim.DPULRConfig{Copies: s.Copies, NoiseMultiplier: sigma, ClipNorm: o.ClipNorm,
-						SigmaFloor: s.SigmaFloor, SigmaCap: s.SigmaCap, Certified: s.Mode == "certified", AllLayers: s.AllLayers,
+						Sigma: s.Sigma, SigmaFloor: s.SigmaFloor, SigmaCap: s.SigmaCap, Certified: s.Mode == "certified", AllLayers: s.AllLayers,
 						Rule: rule, Schedule: e.Schedule}, noise)
 				},
 			}, nil

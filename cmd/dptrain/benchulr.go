@@ -21,6 +21,7 @@ func newBenchULRCmd(a *app) *cobra.Command {
 	var hidden, copies []int
 	var batch, rounds, warmup int
 	var modes []string
+	var sigmaL float64
 	cmd := &cobra.Command{
 		Use:   "ulr",
 		Short: "Time DP-ULR steps (K = 1, 4, 16) next to a DP-SGD step on the same MLP",
@@ -65,7 +66,7 @@ over the rounds and each DP-ULR median divided by DP-SGD's. The paper reports 23
 			for _, m := range modes {
 				for _, k := range copies {
 					o, err := optim.NewDPULR(optim.DPULRConfig{Copies: k, NoiseMultiplier: 1, ClipNorm: 1, SigmaFloor: 0.01,
-						Certified: m == "certified", Schedule: sched}, noise)
+						Sigma: certifiedSigma(m, sigmaL), Certified: m == "certified", Schedule: sched}, noise)
 					if err != nil {
 						return err
 					}
@@ -104,8 +105,18 @@ over the rounds and each DP-ULR median divided by DP-SGD's. The paper reports 23
 	cmd.Flags().IntSliceVar(&hidden, "hidden", []int{128, 64, 32}, "hidden widths")
 	cmd.Flags().IntSliceVar(&copies, "copies", []int{1, 4, 16}, "K values: noisy passes per example and layer")
 	cmd.Flags().StringSliceVar(&modes, "modes", []string{"paper", "certified"}, "DP-ULR modes to time")
+	cmd.Flags().Float64Var(&sigmaL, "sigma", 1, "certified mode's public injected noise σ_l (optimizer.dp_ulr.sigma)")
 	cmd.Flags().IntVar(&batch, "batch", 200, "batch size")
 	cmd.Flags().IntVar(&rounds, "rounds", 7, "timed rounds (one step of each kind per round)")
 	cmd.Flags().IntVar(&warmup, "warmup", 1, "untimed rounds first")
 	return cmd
+}
+
+// certifiedSigma is the injected σ_l of a timed mode: the public constant in certified mode,
+// the paper's controller (0) otherwise.
+func certifiedSigma(mode string, sigma float64) float64 {
+	if mode == "certified" {
+		return sigma
+	}
+	return 0
 }
