@@ -39,9 +39,11 @@ var privateReadme = fmt.Sprintf(`The files in this directory are for the operato
 the run's differential-privacy guarantee and must not be published: the per-step metrics
 (%s, %s) hold the training loss, the accuracy on private batches and the
 realised (un-noised) batch size; the checkpoints (checkpoint-<step>.dpt, %s) hold
-intermediate iterates. The files that may be published are in the directory above:
+intermediate iterates. %s is the run's privacy ledger: every private step ever executed
+on the data, on every branch of the run; ε is computed from it, so never shorten or delete it.
+The files that may be published are in the directory above:
 %s, %s (ε per accounting mode, test evaluation) and %s.
-`, MetricsJSONL, MetricsCSV, CheckpointFile, ModelFile, SummaryFile, ConfigFile)
+`, MetricsJSONL, MetricsCSV, CheckpointFile, LedgerFile, ModelFile, SummaryFile, ConfigFile)
 
 // PublishLine is the one line `dptrain train` prints about which of a run's files may be
 // published and which are the operator's.

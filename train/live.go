@@ -13,6 +13,10 @@ import (
 // the optimizer in, ε per configured mode out.
 type live struct {
 	*accounting.Live
+	// void holds the accountants that no longer apply to the run although they accepted its
+	// records, with the reason: the hidden-state accountants once the run has executed steps
+	// on a branch it abandoned (see voidHiddenState).
+	void map[string]string
 }
 
 // newLive builds the configured accountants for run. An accountant whose theorem does not
@@ -22,7 +26,28 @@ func newLive(names []string, run accounting.Run) (*live, error) {
 	if err != nil {
 		return nil, fmt.Errorf("privacy.accountants: %s (remove it from the list, or change the run so that its assumptions hold)", InUserTerms(err.Error(), ConfigTerms))
 	}
-	return &live{l}, nil
+	return &live{Live: l}, nil
+}
+
+// voidHiddenState marks the accountants whose theorem needs the release to be the last
+// iterate of one trajectory (they refuse run with LastIterateOnly unset) as no longer
+// applying: the run executed abandoned steps on its data, on a branch whose iterates, metrics
+// and possibly released model the operator saw before continuing from an older checkpoint.
+// The composition accountants cover every iterate of every branch, so their ε, over the whole
+// ledger, still holds.
+func (l *live) voidHiddenState(run accounting.Run, abandoned int) {
+	if !run.LastIterateOnly {
+		return
+	}
+	run.LastIterateOnly = false
+	for _, name := range l.Names() {
+		if _, err := modes.New(name, run); err != nil {
+			if l.void == nil {
+				l.void = map[string]string{}
+			}
+			l.void[name] = fmt.Sprintf("%d steps of this run were executed on a branch it abandoned (a resume from an older checkpoint): the release is no longer the last iterate of one trajectory, which this hidden-state bound assumes; the composition accountants (rdp, pld) count every step of every branch", abandoned)
+		}
+	}
 }
 
 // compose feeds one step's records to every accountant. An accountant that refuses a record
@@ -41,6 +66,9 @@ func (l *live) compose(records []accounting.Step) error {
 // wouldOvershoot reports whether the records of the next step, all of them, would take the
 // stopping accountant above target.
 func (l *live) wouldOvershoot(next []accounting.Step, mode string, target, delta float64) (bool, error) {
+	if r, ok := l.void[mode]; ok {
+		return false, fmt.Errorf("privacy.stop_accountant %s no longer applies to this run: %s. Name a composition accountant (rdp or pld) in privacy.stop_accountant to continue", mode, r)
+	}
 	return l.WouldOvershootAll(next, target, delta, mode)
 }
 
@@ -50,6 +78,9 @@ func (l *live) snapshot(delta float64) []ModeEpsilon {
 	out := make([]ModeEpsilon, len(gs))
 	for i, g := range gs {
 		out[i] = ModeEpsilon{Mode: l.Names()[i], Label: g.Label, Epsilon: g.Epsilon, Delta: delta, Order: g.Order}
+		if r, ok := l.void[out[i].Mode]; ok && errs[i] == nil {
+			errs[i] = errors.New(r)
+		}
 		if errs[i] != nil {
 			out[i].Epsilon, out[i].Order, out[i].Label, out[i].Error = math.NaN(), 0, "", InUserTerms(errs[i].Error(), ConfigTerms)
 		}

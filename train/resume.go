@@ -112,11 +112,9 @@ func (t *Trainer) restore(path string) (int, error) {
 			}
 		}
 	}
-	if t.live != nil {
-		if err := t.live.Replay(c.Header.Ledger); err != nil {
-			return 0, fmt.Errorf("checkpoint %s: %w", path, err)
-		}
-	}
+	// The accountants are fed from the run's ledger file (Run), which holds every step
+	// ever executed; the checkpoint's copy only stands in for a missing file.
+	t.checkpointLedger = c.Header.Ledger
 	if c.Header.Step > t.total {
 		return 0, fmt.Errorf("checkpoint %s is at step %d, beyond this run's %d planned steps: raise training.steps (or training.epochs) to continue", path, c.Header.Step, t.total)
 	}

@@ -34,6 +34,12 @@ func olderCheckpoints(dir string) []string {
 // checkpoint writes the run's state after step and rotates the kept checkpoints.
 func (t *Trainer) checkpoint(step int) error {
 	dir := PrivatePath(t.cfg.Output.Dir)
+	if t.ledger != nil {
+		// The ledger reaches the disk before the checkpoint that follows its steps.
+		if err := t.ledger.sync(); err != nil {
+			return err
+		}
+	}
 	c, err := t.snapshotCheckpoint(step)
 	if err != nil {
 		return err

@@ -20,6 +20,13 @@ type Summary struct {
 	Delta           float64       `json:"delta,omitempty"`
 	TargetEpsilon   float64       `json:"target_epsilon,omitempty"`
 	Epsilon         []ModeEpsilon `json:"epsilon"`
+	// LedgerSteps is the number of private steps ever executed on the run's data, on every
+	// branch of the run (its private/ledger.jsonl): ε counts all of them. AbandonedSteps is
+	// how many of them are not on the final model's trajectory (resumes from older
+	// checkpoints, crashes after the last checkpoint); Rewind says so in words.
+	LedgerSteps    int    `json:"ledger_steps,omitempty"`
+	AbandonedSteps int    `json:"abandoned_steps,omitempty"`
+	Rewind         string `json:"rewind,omitempty"`
 	// TargetBound is set when a paper or approximate accountant governed stopping and
 	// calibration: the target was met under that bound, next to the run's certified ε.
 	TargetBound string `json:"target_bound,omitempty"`

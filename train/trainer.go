@@ -93,6 +93,13 @@ type Trainer struct {
 	changes []string
 	// lastCheckpoint is the newest checkpoint written or resumed from ("" before the first).
 	lastCheckpoint string
+	// ledger is the run's privacy ledger file (LedgerFile), which only grows;
+	// checkpointLedger is the ledger stored in the checkpoint resumed from.
+	ledger           *runLedger
+	checkpointLedger []accounting.Step
+	// abandoned is the number of steps the ledger holds beyond this branch's trajectory
+	// (steps of branches the run abandoned by continuing from an older checkpoint).
+	abandoned int
 }
 
 // New prepares a run: it loads the data, builds the model and optimizer, calibrates the noise
@@ -291,6 +298,12 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	} else if _, err := os.Stat(ckptPath); err == nil {
 		return nil, fmt.Errorf("%s already holds a checkpoint: pass --resume to continue that run, or set output.dir to a new directory", out)
 	}
+	if err := t.openLedger(start); err != nil {
+		return nil, err
+	}
+	if t.ledger != nil {
+		defer t.ledger.close()
+	}
 	if err := data.WriteFileAtomic(filepath.Join(out, ConfigFile), func(w io.Writer) error { return yaml.NewEncoder(w).Encode(cfg) }); err != nil {
 		return nil, err
 	}
@@ -368,6 +381,12 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 			return nil, fmt.Errorf("step %d of %d: %w (%s)", step+1, t.total, err, t.lastGood())
 		}
 		step++
+		if t.ledger != nil {
+			// Recorded first: the step has run on the data, whatever happens next.
+			if err := t.ledger.append(step, res.Records); err != nil {
+				return nil, fmt.Errorf("step %d: %w", step, err)
+			}
+		}
 		si := &StepInfo{Step: step, TotalSteps: t.total, Epoch: float64(step) * t.sampler.SampleRate(),
 			BatchSize: res.Stats.N, LearningRate: res.StepSize, Records: res.Records, ElapsedSec: t.elapsed()}
 		if res.Stats.N > 0 {
@@ -431,6 +450,10 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 		sum.Delta, sum.TargetEpsilon = cfg.Privacy.Delta, cfg.Privacy.TargetEpsilon
 		sum.Epsilon = t.live.snapshot(cfg.Privacy.Delta)
 		sum.TargetBound = targetBound(cfg.Privacy, sum.Epsilon)
+		sum.LedgerSteps, sum.AbandonedSteps = t.ledger.executed, t.abandoned
+		if t.abandoned > 0 {
+			sum.Rewind = fmt.Sprintf("ε counts all %d private steps executed on this data, %d of them on branches abandoned by resuming from an older checkpoint (or lost in a crash after the last one): privacy spent is never given back", t.ledger.executed, t.abandoned)
+		}
 	}
 	if err := data.WriteFileAtomic(filepath.Join(out, SummaryFile), func(w io.Writer) error {
 		enc := json.NewEncoder(w)

@@ -1,0 +1,69 @@
+package train
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/dptrain/dptrain/accounting/modes"
+)
+
+// A resume from an older checkpoint adds to the privacy ledger, never rewinds it: after 40
+// steps, 20 more from the step-20 checkpoint report ε of 60 steps, and a second rewind that of
+// 80 (20 + 20 + 20 + 20 steps executed on the data).
+func TestResumeFromOlderCheckpointNeverRewindsLedger(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := ParseConfig([]byte(synthetic), []string{"output.dir=" + dir, "training.steps=40", "training.keep_checkpoints=5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := New(context.Background(), cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := tr.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck, err := LoadCheckpoint(PrivatePath(dir, "checkpoint-00000020.dpt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := ck.Header.Ledger[0]
+	epsOf := func(steps int) float64 {
+		a, err := modes.New("rdp", tr.declaredRun(tr.opt))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := record
+		r.Count = steps
+		if err := a.Compose(r); err != nil {
+			t.Fatal(err)
+		}
+		g, err := a.Epsilon(1e-5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g.Epsilon
+	}
+	if got, want := first.Epsilon[0].Epsilon, epsOf(40); math.Abs(got-want) > 1e-12*want {
+		t.Fatalf("first run: ε = %v, want ε of 40 steps %v", got, want)
+	}
+	for _, want := range []int{60, 80} {
+		sum, err := resume(t, dir, Options{ResumeFrom: PrivatePath(dir, "checkpoint-00000020.dpt")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, w := sum.Epsilon[0].Epsilon, epsOf(want); math.Abs(got-w) > 1e-12*w {
+			t.Errorf("after a rewind to step 20: ε = %v (ε of 40 steps is %v), want ε of the %d steps executed, %v", got, epsOf(40), want, w)
+		}
+		if sum.Steps != 40 || sum.LedgerSteps != want || sum.AbandonedSteps != want-40 {
+			t.Errorf("summary: %d steps, ledger %d, abandoned %d; want 40, %d, %d", sum.Steps, sum.LedgerSteps, sum.AbandonedSteps, want, want-40)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(PrivatePath(dir), LedgerFile)); err != nil {
+		t.Errorf("no ledger file in private/: %v", err)
+	}
+}
