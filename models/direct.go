@@ -91,10 +91,11 @@ type direct struct {
 
 // directScratch is one worker's scratch space.
 type directScratch struct {
-	dp   []float32 // a conv layer's patch gradient for one block
-	key  []int32   // max pooling: keys and indices
-	max2 []float32 // max pooling 2/1: pair maxima
-	norm []float32 // SquaredNorms
+	dp     []float32 // a conv layer's patch gradient for one block
+	key    []int32   // max pooling: keys and indices
+	max2   []float32 // max pooling 2/1: pair maxima
+	norm   []float32 // squaredNorms, column sums
+	norm64 []float64 // squaredNorms' Gram matrices in float64
 	// Conv layers whose per-sample gradients are materialised to compute their norms
 	// (keepSample): the block's per-sample weight gradients and bias gradients, by layer.
 	mat, bias [][]float32
@@ -503,8 +504,9 @@ func keepSample(l *pLayer) bool {
 
 // clipBlock computes the block's per-sample gradient norms (into norms when set) and clip
 // factors, scales each sample's G rows by its factor where a GEMM then sums them, and writes the
-// block's conv weight and bias gradients, Σ_i c_i·P_iᵀG_i, to part. It returns the first
-// non-finite norm as an error.
+// block's conv weight and bias gradients, Σ_i c_i·P_iᵀG_i, to part. A sample whose norm is not
+// finite is clipped to zero (ClipScale): its A and G rows are zeroed in every parameter layer,
+// so that no NaN or Inf of it reaches a sum, and it is counted in st.NonFinite.
 func (dr *direct) clipBlock(start, lo, m int, clip float64, needNorms bool, norms []float64, part []float32, st *Stats, s *directScratch) error {
 	if needNorms {
 		sq := dr.sq[lo : lo+m]
@@ -519,24 +521,24 @@ func (dr *direct) clipBlock(start, lo, m int, clip float64, needNorms bool, norm
 				continue
 			}
 			var err error
-			if s.norm, err = SquaredNorms(sq, a, g, l.geometry(), s.norm); err != nil {
+			if s.norm, s.norm64, err = squaredNorms(sq, a, g, l.geometry(), s.norm, s.norm64); err != nil {
 				return fmt.Errorf("layer %s: %w", l.name, err)
 			}
 		}
 		for k, v := range sq {
 			norm := math.Sqrt(v)
-			if err := finiteNorm(norm, start+lo+k); err != nil {
-				return err
-			}
 			if norms != nil {
 				norms[start+lo+k] = norm
 			}
-			c := float32(1)
-			if norm > clip {
-				st.Clipped++
-				c = ClipFactor(clip, norm)
-			}
+			c, clipped, bad := ClipScale(clip, norm)
 			dr.scale[lo+k] = c
+			if clipped {
+				st.Clipped++
+			}
+			if bad {
+				st.NonFinite++
+				dr.dropSample(lo + k)
+			}
 		}
 	}
 	for i := range dr.ops {
@@ -554,6 +556,9 @@ func (dr *direct) clipBlock(start, lo, m int, clip float64, needNorms bool, norm
 				clear(b[:l.k])
 			}
 			for k, c := range dr.scale[lo : lo+m] {
+				if c == 0 {
+					continue // clipped to zero: its product may hold NaN
+				}
 				for t, v := range s.mat[j][k*dk : (k+1)*dk] {
 					w[t] += c * v
 				}
@@ -583,6 +588,19 @@ func (dr *direct) clipBlock(start, lo, m int, clip float64, needNorms bool, norm
 		}
 	}
 	return nil
+}
+
+// dropSample zeroes sample i's (chunk index) rows of A and G in every parameter layer, so that
+// the clipped-sum GEMMs over the chunk get exactly 0 from it whatever its values were.
+func (dr *direct) dropSample(i int) {
+	for oi := range dr.ops {
+		if k := dr.ops[oi].kind; k != opDense && k != opConv {
+			continue
+		}
+		a, g, _ := dr.layerAG(oi, i, 1)
+		clear(a)
+		clear(g)
+	}
 }
 
 // materialise writes each of the block's per-sample conv weight gradients P_iᵀG_i to mat and
@@ -737,7 +755,8 @@ func (dr *direct) run(b Batch, grad []float32, clip float64, needNorms bool, nor
 // one at a time on the block's goroutine (a_i g_iᵀ for dense layers, P_iᵀG_i for conv layers,
 // G_i's column sums for biases), passed to f, and summed into the block's partial sum; the
 // partial sums are added in block order, so the result does not depend on the number of
-// workers. f is called from several goroutines at once, for different samples.
+// workers. f is called from several goroutines at once, for different samples. A sample whose
+// gradient is not finite is skipped (clipped to zero) and counted in Stats.NonFinite.
 func (dr *direct) perSample(b Batch, f func(i int, g []float32), grad []float32) (Stats, error) {
 	var st Stats
 	np := len(dr.nw.params)
@@ -759,8 +778,9 @@ func (dr *direct) perSample(b Batch, f func(i int, g []float32), grad []float32)
 			clear(sum)
 			for i := lo; i < lo+mb; i++ {
 				g := s.sample[:np]
-				if err := finiteNorm(math.Sqrt(dr.sampleGrad(i, g, s)), start+i); err != nil {
-					return err
+				if sq := dr.sampleGrad(i, g, s); math.IsNaN(sq) || math.IsInf(sq, 0) {
+					dr.stats[k].NonFinite++ // clipped to zero
+					continue
 				}
 				if f != nil {
 					f(start+i, g)

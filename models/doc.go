@@ -46,7 +46,11 @@
 // loss head is row-local too. TestClippingDecomposes checks the consequence over every layer
 // type, input scales 1 to 10³ and a crafted example at every position, on both clipping paths,
 // and TestDirectClippingDecomposesAcrossBlocks across the direct executor's block boundaries. A
-// non-finite per-example norm or gradient is an error, never a factor of 0 (finite.go).
+// non-finite per-example norm or gradient is clipped to zero (its rows are zeroed, not scaled
+// by 0, since 0·NaN is NaN) and counted in the operator-only Stats.NonFinite; it is never an
+// error, so whether a step runs does not depend on the private data (finite.go). Conv norms on
+// the Gram path are computed in float64 with a rigorous round-off allowance and never
+// under-estimate the gradient's norm, however its per-position terms cancel (kernels.go).
 //
 // ReferenceGrad computes one sample's gradient with gorgonia's ordinary autodiff with respect
 // to the parameter nodes; tests check ClippedGradSum and PerSampleGradSum against it and

@@ -61,7 +61,7 @@ func (nw *Network) ghostSquaredNorms(t *tape, m int, sq []float64) error {
 		switch l.kind {
 		case kindDense, kindConv:
 			var err error
-			if nw.scratch, err = SquaredNorms(sq[:m], t.a[j], t.gz[j], l.geometry(), nw.scratch); err != nil {
+			if nw.scratch, nw.norm64, err = squaredNorms(sq[:m], t.a[j], t.gz[j], l.geometry(), nw.scratch, nw.norm64); err != nil {
 				return fmt.Errorf("layer %s: %w", l.name, err)
 			}
 		case kindGN:
@@ -111,6 +111,9 @@ func (nw *Network) ghostScaledSum(t *tape, m int, scale []float32, grad []float3
 			}
 		case kindGN:
 			for i := 0; i < m; i++ {
+				if scale[i] == 0 {
+					continue // clipped to zero: its sums may be NaN
+				}
 				for c := 0; c < l.c; c++ {
 					o := (i*l.c + c) * l.hw
 					grad[l.w+c] += float32(float64(scale[i]) * sum(t.gz[j][o:o+l.hw]))

@@ -2,9 +2,11 @@ package models
 
 import (
 	"fmt"
+	"math"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/gonum/blas/blas64"
 )
 
 // The per-example clipping kernels of ghost clipping (see ghost.go for the identities), as
@@ -47,10 +49,22 @@ func (geo LayerGeometry) useGram() bool {
 // layer, ‖P_iᵀG_i‖² (+ ‖G_iᵀ1‖²) for a conv layer, by the Gram identity or one product per
 // example, whichever is cheaper. A is (m·Rows)×In and G (m·Rows)×Out, row-major. buf is
 // scratch space, reused when large enough; the (possibly grown) buffer is returned.
+//
+// On the Gram path the value added is never below the exact squared norm of P_iᵀG_i (+ G_iᵀ1)
+// for the given float32 P_i and G_i (see gramSquaredNorm). A NaN or infinite value in A or G
+// gives a NaN or infinite sq[i], never an error: callers clip such an example to zero
+// (ClipScale).
 func SquaredNorms(sq []float64, a, g []float32, geo LayerGeometry, buf []float32) ([]float32, error) {
+	buf, _, err := squaredNorms(sq, a, g, geo, buf, nil)
+	return buf, err
+}
+
+// squaredNorms is SquaredNorms with the float64 scratch of the Gram path, b64, reused when
+// large enough and returned.
+func squaredNorms(sq []float64, a, g []float32, geo LayerGeometry, buf []float32, b64 []float64) ([]float32, []float64, error) {
 	m := len(sq)
 	if err := geo.check(a, g, m); err != nil {
-		return buf, err
+		return buf, b64, err
 	}
 	r, d, k := geo.Rows, geo.In, geo.Out
 	switch {
@@ -62,25 +76,13 @@ func SquaredNorms(sq []float64, a, g []float32, geo LayerGeometry, buf []float32
 				sq[i] += gg
 			}
 		}
-		return buf, nil
+		return buf, b64, nil
 	case geo.useGram():
-		buf = grow(buf, 2*r*r)
-		pp := blas32.Symmetric{Uplo: blas.Upper, N: r, Stride: r, Data: buf[:r*r]}
-		gg := blas32.Symmetric{Uplo: blas.Upper, N: r, Stride: r, Data: buf[r*r : 2*r*r]}
+		b64 = growF64(b64, r*(d+k)+2*r*r+d*k)
 		for i := range m {
-			blas32.Syrk(blas.NoTrans, 1, general(r, d, a[i*r*d:]), 0, pp)
-			blas32.Syrk(blas.NoTrans, 1, general(r, k, g[i*r*k:]), 0, gg)
-			var v float64
-			for p := 0; p < r; p++ {
-				v += float64(pp.Data[p*r+p]) * float64(gg.Data[p*r+p])
-				var off float64
-				for q := p + 1; q < r; q++ {
-					off += float64(pp.Data[p*r+q]) * float64(gg.Data[p*r+q])
-				}
-				v += 2 * off
-			}
-			sq[i] += v
+			sq[i] += gramSquaredNorm(a[i*r*d:(i+1)*r*d], g[i*r*k:(i+1)*r*k], geo, b64)
 		}
+		return buf, b64, nil
 	default:
 		buf = grow(buf, d*k)
 		w := general(d, k, buf)
@@ -97,14 +99,109 @@ func SquaredNorms(sq []float64, a, g []float32, geo LayerGeometry, buf []float32
 			sq[i] += sumSq(s)
 		}
 	}
-	return buf, nil
+	return buf, b64, nil
+}
+
+// gramTol is the largest relative over-estimate of a squared norm that the Gram path accepts
+// from its round-off allowance before it recomputes the example's gradient explicitly.
+const gramTol = 1e-6
+
+// unit64 is float64's unit round-off, 2⁻⁵³.
+const unit64 = 0x1p-53
+
+// gramSquaredNorm returns an upper bound, tight to a relative 1e-6, on the exact squared norm
+// of one example's conv gradient, ‖PᵀG‖_F² (+ ‖Gᵀ1‖² with a bias), for P (r×d) and G (r×k)
+// row-major float32; s is float64 scratch of r(d+k) + 2r² + dk values.
+//
+// The Gram identity ‖PᵀG‖_F² = Σ_{p,q} (PPᵀ)_{pq}(GGᵀ)_{pq} is a sum of r² terms of size up to
+// S² with S = Σ_p ‖P_p‖‖G_p‖ ≥ ‖PᵀG‖_F, and when per-position gradients cancel the result is
+// many orders of magnitude below its terms: in float32 it then comes out as noise, near zero
+// or negative (the clip factor min(1, C/‖g‖) then releases a gradient far above C, or the norm
+// is NaN). So the Gram matrices are formed and summed in float64 (float32 inputs, exact
+// products), and the computed value v is raised by a rigorous bound on its round-off error.
+// By the standard bound for inner products (Higham 2002, "Accuracy and Stability of Numerical
+// Algorithms", §3.1, Eq. 3.5), each computed Gram entry is within γ_d‖P_p‖‖P_q‖ (resp.
+// γ_k‖G_p‖‖G_q‖) of the exact one, γ_n = nu/(1 − nu), so
+//
+//	|v − ‖PᵀG‖_F²| ≤ (γ_d + γ_k + γ_dγ_k + γ_{r²+1}(1+γ_d)(1+γ_k))·S²,
+//
+// which 2(d + k + r² + 2)u·Ŝ² bounds, Ŝ being S from the computed diagonals (‖P_p‖² ≤
+// (PPᵀ)_pp/(1 − γ_d)). When that allowance exceeds gramTol·v (cancellation, or a NaN/Inf), the
+// gradient PᵀG is formed explicitly in float64, whose entries are within γ_r Σ_p|P_pu||G_pv|,
+// so its norm is within γ_r·S of the exact one, and that allowance is added instead. The bias
+// gradient Gᵀ1 is summed in float64 with the same allowance.
+func gramSquaredNorm(pf, gf []float32, geo LayerGeometry, s []float64) float64 {
+	r, d, k := geo.Rows, geo.In, geo.Out
+	p64, g64 := s[:r*d], s[r*d:r*(d+k)]
+	pp, gg := s[r*(d+k):r*(d+k)+r*r], s[r*(d+k)+r*r:r*(d+k)+2*r*r]
+	for t, v := range pf[:r*d] {
+		p64[t] = float64(v)
+	}
+	for t, v := range gf[:r*k] {
+		g64[t] = float64(v)
+	}
+	blas64.Syrk(blas.NoTrans, 1, blas64.General{Rows: r, Cols: d, Stride: d, Data: p64}, 0,
+		blas64.Symmetric{Uplo: blas.Upper, N: r, Stride: r, Data: pp})
+	blas64.Syrk(blas.NoTrans, 1, blas64.General{Rows: r, Cols: k, Stride: k, Data: g64}, 0,
+		blas64.Symmetric{Uplo: blas.Upper, N: r, Stride: r, Data: gg})
+	var v, sum float64
+	for p := 0; p < r; p++ {
+		dp, dg := pp[p*r+p], gg[p*r+p]
+		v += dp * dg
+		sum += math.Sqrt(dp * dg)
+		var off float64
+		for q := p + 1; q < r; q++ {
+			off += pp[p*r+q] * gg[p*r+q]
+		}
+		v += 2 * off
+	}
+	sum *= 1 + float64(2*(d+k+r+4))*unit64 // Ŝ ≥ S: the diagonals' and the sum's round-off
+	if slack := float64(2*(d+k+r*r+2)) * unit64 * sum * sum; v <= math.MaxFloat64 && slack <= gramTol*v {
+		v += slack
+	} else {
+		// Cancellation: PᵀG explicitly, row by row of P and G.
+		w := s[r*(d+k)+2*r*r : r*(d+k)+2*r*r+d*k]
+		clear(w)
+		for p := 0; p < r; p++ {
+			gp := g64[p*k : (p+1)*k]
+			for u, pv := range p64[p*d : (p+1)*d] {
+				wu := w[u*k : (u+1)*k]
+				for c, gv := range gp {
+					wu[c] += pv * gv
+				}
+			}
+		}
+		var w2 float64
+		for _, x := range w {
+			w2 += x * x
+		}
+		n := math.Sqrt(w2)*(1+float64(2*(d*k+2))*unit64) + float64(2*(r+1))*unit64*sum
+		v = n * n
+	}
+	if geo.Bias {
+		var b2, gsum float64
+		for c := 0; c < k; c++ {
+			var col float64
+			for p := 0; p < r; p++ {
+				col += g64[p*k+c]
+			}
+			b2 += col * col
+		}
+		for p := 0; p < r; p++ {
+			gsum += math.Sqrt(gg[p*r+p])
+		}
+		n := math.Sqrt(b2)*(1+float64(2*(k+2))*unit64) + float64(2*(r+k+4))*unit64*gsum
+		v += n * n
+	}
+	return v
 }
 
 // ScaledSum adds Σ_i scale_i·∇ℓ_i over the m = len(scale) examples to the layer's weight
 // gradient gw (In×Out, row-major) as Aᵀ·diag(scale)·G, one GEMM, and, with a bias, Σ_i
-// scale_i·G_iᵀ1 to gb (len Out). With scale_i = min(1, C/‖∇ℓ_i‖) from SquaredNorms summed over
-// a model's layers, it is the clipped gradient sum. G is scaled in place. buf is scratch, as
-// in SquaredNorms.
+// scale_i·G_iᵀ1 to gb (len Out). With scale_i from ClipScale on the norms SquaredNorms summed
+// over a model's layers, it is the clipped gradient sum. G is scaled in place; an example with
+// scale 0 (a non-finite gradient) has its G rows zeroed and its A rows left out of the GEMM, so
+// that its NaN or Inf values cannot reach the sum. buf is scratch, as in SquaredNorms.
 func ScaledSum(gw, gb []float32, a, g []float32, scale []float32, geo LayerGeometry, buf []float32) ([]float32, error) {
 	m := len(scale)
 	if err := geo.check(a, g, m); err != nil {
@@ -116,11 +213,27 @@ func ScaledSum(gw, gb []float32, a, g []float32, scale []float32, geo LayerGeome
 	}
 	g = g[:m*r*k]
 	for i, c := range scale {
-		if c != 1 {
+		switch c {
+		case 1:
+		case 0:
+			clear(g[i*r*k : (i+1)*r*k])
+		default:
 			blas32.Scal(c, blas32.Vector{N: r * k, Inc: 1, Data: g[i*r*k:]})
 		}
 	}
-	blas32.Gemm(blas.Trans, blas.NoTrans, 1, general(m*r, d, a), general(m*r, k, g), 1, general(d, k, gw))
+	// One GEMM per run of examples with a non-zero scale: one GEMM unless some are zero.
+	for lo := 0; lo < m; {
+		if scale[lo] == 0 {
+			lo++
+			continue
+		}
+		hi := lo + 1
+		for hi < m && scale[hi] != 0 {
+			hi++
+		}
+		blas32.Gemm(blas.Trans, blas.NoTrans, 1, general((hi-lo)*r, d, a[lo*r*d:]), general((hi-lo)*r, k, g[lo*r*k:]), 1, general(d, k, gw))
+		lo = hi
+	}
 	if geo.Bias {
 		buf = grow(buf, k)
 		s := buf[:k]

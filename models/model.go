@@ -18,6 +18,11 @@ type Stats struct {
 	Correct int     // samples whose arg-max prediction equals the label
 	N       int     // samples in the batch (padding rows never count)
 	Clipped int     // samples whose gradient norm exceeded the clip norm
+	// NonFinite counts the samples whose per-example contribution was not finite (a NaN or
+	// infinite gradient norm or coordinate, e.g. from a NaN input or an overflowing outer
+	// product) and was therefore clipped to zero: they add nothing to the sum. It is an
+	// operator-only metric, a function of the private batch: never release it or stop on it.
+	NonFinite int
 }
 
 // Add accumulates o into s.
@@ -26,6 +31,7 @@ func (s *Stats) Add(o Stats) {
 	s.Correct += o.Correct
 	s.N += o.N
 	s.Clipped += o.Clipped
+	s.NonFinite += o.NonFinite
 }
 
 // ParamInfo describes one parameter tensor inside the flat parameter vector.
@@ -53,11 +59,14 @@ type Model interface {
 	// ClippedGradSum writes Σ_i min(1, clip/‖g_i‖₂)·g_i into grad (len(Params())), where g_i is
 	// the gradient of sample i's loss at the current parameters; clip = +Inf means no clipping.
 	// If norms != nil (len ≥ b.N) it receives ‖g_i‖₂. Uses ghost clipping (no per-sample
-	// gradients materialised) wherever that is cheaper.
+	// gradients materialised) wherever that is cheaper. An example whose g_i is not finite
+	// contributes zero and is counted in Stats.NonFinite; it is not an error.
 	ClippedGradSum(b Batch, clip float64, grad []float32, norms []float64) (Stats, error)
 	// PerSampleGradSum materialises each sample's gradient g_i in turn (O(params) memory),
 	// calls f(i, g_i), which may transform it in place, and writes Σ_i f(g_i) into grad. f may
 	// be called from several goroutines at once, for different i: it must be safe for that.
+	// A g_i with a non-finite coordinate is not passed to f and contributes zero (counted in
+	// Stats.NonFinite); f must map a finite g_i to a finite one.
 	PerSampleGradSum(b Batch, f func(i int, g []float32), grad []float32) (Stats, error)
 	// Evaluate computes the loss and accuracy without gradients.
 	Evaluate(b Batch) (Stats, error)

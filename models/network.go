@@ -29,7 +29,8 @@ type Network struct {
 	sq      []float64 // per-sample squared norms of a chunk
 	scale   []float32 // per-sample clip factors of a chunk
 	sample  []float32 // one sample's gradient (PerSampleGradSum)
-	scratch []float32 // Gram matrices, per-sample conv gradients
+	scratch []float32 // per-sample conv gradients, column sums
+	norm64  []float64 // Gram matrices and their inputs in float64 (squaredNorms)
 }
 
 type tapeKey struct {
@@ -346,6 +347,11 @@ func (nw *Network) checkGrad(grad []float32) error {
 // No per-sample gradient is materialised for dense layers and GroupNorm; conv layers compute
 // each sample's norm by the Gram identity or by materialising one sample's weight gradient at
 // a time, whichever costs less (see ghost.go).
+//
+// The function is total: an example whose gradient norm is NaN or infinite (a NaN or Inf
+// input, an overflow) is clipped to zero, contributes nothing to grad, and is counted in
+// Stats.NonFinite (operator-only); only misuse (buffer lengths, a non-positive clip) is an
+// error. With clip = +Inf this applies whenever norms are computed (norms != nil).
 func (nw *Network) ClippedGradSum(b Batch, clip float64, grad []float32, norms []float64) (Stats, error) {
 	var s Stats
 	if err := nw.checkBatch(b); err != nil {
@@ -382,15 +388,16 @@ func (nw *Network) ClippedGradSum(b Batch, clip float64, grad []float32, norms [
 			}
 			for i, v := range sq {
 				norm := math.Sqrt(v)
-				if err := finiteNorm(norm, start+i); err != nil {
-					return Stats{}, err
-				}
 				if norms != nil {
 					norms[start+i] = norm
 				}
-				if norm > clip {
+				f, clipped, bad := ClipScale(clip, norm)
+				scale[i] = f
+				if clipped {
 					s.Clipped++
-					scale[i] = ClipFactor(clip, norm)
+				}
+				if bad {
+					s.NonFinite++
 				}
 			}
 		}
@@ -407,6 +414,8 @@ func (nw *Network) ClippedGradSum(b Batch, clip float64, grad []float32, norms [
 // dense layers, P_iᵀ G_i for conv layers, sums over positions for GroupNorm. f may be nil. On
 // the direct executor f is called from several goroutines at once (for different i, each with
 // its own g_i), so it must be safe for concurrent use; the sum does not depend on the order.
+// A g_i with a NaN or infinite coordinate is not passed to f, contributes nothing to grad and
+// is counted in Stats.NonFinite (operator-only), not reported as an error.
 func (nw *Network) PerSampleGradSum(b Batch, f func(i int, g []float32), grad []float32) (Stats, error) {
 	var s Stats
 	if err := nw.checkBatch(b); err != nil {
@@ -428,8 +437,9 @@ func (nw *Network) PerSampleGradSum(b Batch, f func(i int, g []float32), grad []
 		}
 		for i := 0; i < m; i++ {
 			nw.sampleGrad(t, i, g)
-			if err := finiteNorm(math.Sqrt(sumSq(g)), start+i); err != nil {
-				return Stats{}, err
+			if sq := sumSq(g); math.IsNaN(sq) || math.IsInf(sq, 0) {
+				s.NonFinite++ // clipped to zero
+				continue
 			}
 			if f != nil {
 				f(start+i, g)

@@ -98,8 +98,8 @@ type poolGeom struct {
 
 // maxForward writes each window's maximum to y (oh×ow×c) and the index in x of the element its
 // gradient goes to, the window's first maximum in row-major order, to arg. The value is Go's
-// max, NaN if the window holds a NaN, so that a non-finite activation reaches the loss and fails
-// the step (as pool2d does on NCHW planes). The running maximum is compared on orderedKey,
+// max, NaN if the window holds a NaN, so that a non-finite activation reaches the example's
+// gradient norm, which clips it to zero (as pool2d does on NCHW planes). The running maximum is compared on orderedKey,
 // integers, and the index selected arithmetically, so that random activations cost no
 // mispredicted branches; key is scratch of c elements.
 func (g poolGeom) maxForward(x, y []float32, arg []int32, key []int32) {

@@ -106,8 +106,8 @@ func (p pool2d) maxPlaneArg(xp, yp []float32, ap []int32, w, oh, ow int) {
 }
 
 // maxPlane is max pooling of one plane: the largest element of each window, NaN if the window
-// holds a NaN (Go's max), so that a non-finite activation reaches the loss and fails the step
-// instead of vanishing.
+// holds a NaN (Go's max), so that a non-finite activation reaches the example's gradient norm,
+// which clips the example to zero, instead of vanishing inside the window.
 func (p pool2d) maxPlane(xp, yp []float32, w, oh, ow int) {
 	ninf := float32(math.Inf(-1))
 	for i := 0; i < oh; i++ {
@@ -148,7 +148,8 @@ func (p pool2d) avgPlane(xp, yp []float32, w, oh, ow int) {
 // backward adds to dx (zeroed by the caller) the gradient with respect to x of the pooled
 // output, given its gradient dy: each window's gradient goes to its first maximum in row-major
 // order, or is spread evenly over the window for average pooling. (A window holding a NaN has a
-// NaN output, which fails the step; its gradient goes to one element of the window.)
+// NaN output, which makes the example's norm NaN and clips it to zero; its gradient goes to one
+// element of the window.)
 func (p pool2d) backward(x, dy, dx []float32, planes, h, w, workers int) {
 	oh, ow := p.outHW(h, w)
 	forPlanes(planes, h*w, workers, func(lo, hi int) {
