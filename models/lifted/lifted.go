@@ -409,14 +409,26 @@ func (m *MLP) Objective(w [][]float32, b models.Batch) (float64, error) {
 // gradients g_i = x_i (x_i W − t_i) (row form of (W_d x_i − u_i) x_iᵀ, Lemma B.1 with the
 // sign corrected) each clipped to l2 norm ≤ clip: Σ_i min(1, clip/‖g_i‖)·g_i, with the shared
 // ghost-clipping kernels (‖g_i‖ = ‖x_i‖·‖x_i W − t_i‖; no g_i is materialised). in is n×In,
-// target n×Out, w In×Out, all row-major. It returns how many examples were clipped; a
-// non-finite per-example norm is an error. buf is scratch space, returned grown.
+// target n×Out, w In×Out, all row-major. It returns how many examples were clipped. An example
+// whose norm is not finite is clipped to zero, not an error (ClippedBlockGradient counts them).
+// buf is scratch space, returned grown.
 func BlockGradient(gw, w, in, target []float32, n, nIn, nOut int, clip float64, buf []float32) (int, []float32, error) {
+	st, buf, err := ClippedBlockGradient(gw, w, in, target, n, nIn, nOut, clip, buf)
+	return st.Clipped, buf, err
+}
+
+// ClippedBlockGradient is BlockGradient returning the counts as models.Stats: N examples,
+// Clipped of them above the clip norm, and NonFinite of them whose per-example norm was NaN or
+// infinite and which were clipped to zero (models.ClipScale): they add nothing to gw, so the
+// function is total and removing such an example moves the sum by 0 ≤ C. NonFinite is an
+// operator-only metric. Errors are for buffers of the wrong size or a non-positive clip only.
+func ClippedBlockGradient(gw, w, in, target []float32, n, nIn, nOut int, clip float64, buf []float32) (models.Stats, []float32, error) {
+	st := models.Stats{N: n}
 	if len(gw) != nIn*nOut || len(w) != nIn*nOut || len(in) < n*nIn || len(target) < n*nOut {
-		return 0, buf, fmt.Errorf("lifted: block gradient buffers (%d, %d, %d, %d) for %d examples of a %d×%d block", len(gw), len(w), len(in), len(target), n, nIn, nOut)
+		return st, buf, fmt.Errorf("lifted: block gradient buffers (%d, %d, %d, %d) for %d examples of a %d×%d block", len(gw), len(w), len(in), len(target), n, nIn, nOut)
 	}
 	if !(clip > 0) {
-		return 0, buf, fmt.Errorf("lifted: clip norm %v: want > 0 (+Inf: none)", clip)
+		return st, buf, fmt.Errorf("lifted: clip norm %v: want > 0 (+Inf: none)", clip)
 	}
 	g := make([]float32, n*nOut)
 	copy(g, target[:n*nOut])
@@ -428,23 +440,22 @@ func BlockGradient(gw, w, in, target []float32, n, nIn, nOut int, clip float64, 
 	sq := make([]float64, n)
 	var err error
 	if buf, err = models.SquaredNorms(sq, in, g, geo, buf); err != nil {
-		return 0, buf, err
+		return st, buf, err
 	}
 	scale := make([]float32, n)
-	clipped := 0
 	for i, v := range sq {
-		norm := math.Sqrt(v)
-		if math.IsNaN(norm) || math.IsInf(norm, 0) {
-			return 0, buf, fmt.Errorf("lifted: example %d's block gradient norm is %v: non-finite per-example quantities are refused (lower optimizer.learning_rate or the activation clips)", i, norm)
+		f, clipped, bad := models.ClipScale(clip, math.Sqrt(v))
+		scale[i] = f
+		if clipped {
+			st.Clipped++
 		}
-		scale[i] = models.ClipFactor(clip, norm)
-		if norm > clip {
-			clipped++
+		if bad {
+			st.NonFinite++
 		}
 	}
 	clear(gw)
 	buf, err = models.ScaledSum(gw, nil, in, g, scale, geo, buf)
-	return clipped, buf, err
+	return st, buf, err
 }
 
 // State returns the kept auxiliaries (n slots of u_0..u_{D−1}, x_1..x_D, float32) and which

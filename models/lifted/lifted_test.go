@@ -3,6 +3,7 @@ package lifted
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -172,10 +173,46 @@ func TestBlockGradientEqualsMaterialised(t *testing.T) {
 			}
 		}
 	}
-	in := fill(n*nIn, 1)
-	in[3] = float32(math.NaN())
-	if _, _, err := BlockGradient(make([]float32, nIn*nOut), fill(nIn*nOut, 1), in, fill(n*nOut, 1), n, nIn, nOut, 1, nil); err == nil {
-		t.Fatal("a NaN input gave no error")
+}
+
+// TestBlockGradientNonFiniteIsClippedToZero: an example with a NaN or infinite input (or
+// target) is clipped to zero and counted, not an error, and the sum is the sum over the other
+// examples.
+func TestBlockGradientNonFiniteIsClippedToZero(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	const n, nIn, nOut = 7, 5, 3
+	fill := func(k int) []float32 {
+		v := make([]float32, k)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		return v
+	}
+	w := fill(nIn * nOut)
+	for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(-1))} {
+		for _, inTarget := range []bool{false, true} {
+			in, tg := fill(n*nIn), fill(n*nOut)
+			if inTarget {
+				tg[2*nOut+1] = bad
+			} else {
+				in[2*nIn+3] = bad
+			}
+			got, want := make([]float32, nIn*nOut), make([]float32, nIn*nOut)
+			st, _, err := ClippedBlockGradient(got, w, in, tg, n, nIn, nOut, 1, nil)
+			if err != nil || st.NonFinite != 1 || st.N != n {
+				t.Fatalf("%v (target %v): %+v, err %v; want NonFinite 1 and no error", bad, inTarget, st, err)
+			}
+			in2 := append(slices.Clone(in[:2*nIn]), in[3*nIn:]...)
+			tg2 := append(slices.Clone(tg[:2*nOut]), tg[3*nOut:]...)
+			if _, _, err := BlockGradient(want, w, in2, tg2, n-1, nIn, nOut, 1, nil); err != nil {
+				t.Fatal(err)
+			}
+			for j := range want {
+				if d := math.Abs(float64(got[j] - want[j])); !(d <= 1e-6) {
+					t.Fatalf("%v (target %v): entry %d = %v, want %v without the example", bad, inTarget, j, got[j], want[j])
+				}
+			}
+		}
 	}
 }
 
