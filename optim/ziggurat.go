@@ -87,7 +87,9 @@ func zigSlow(src *keystream, i, m uint64) float64 {
 			}
 			return zigTail(x)
 		}
-		if zig.f[i]+unitOpen(src.Uint64())*(zig.f[i-1]-zig.f[i]) < math.Exp(-0.5*x*x) {
+		// The conversion forbids a fused multiply-add, which some platforms would use and
+		// others not, so that a seeded stream gives the same noise everywhere.
+		if zig.f[i]+float64(unitOpen(src.Uint64())*(zig.f[i-1]-zig.f[i])) < math.Exp(-0.5*x*x) {
 			return x
 		}
 		i, _, m = zigWord(src.Uint64())
@@ -158,7 +160,7 @@ func addNormal(src *keystream, dst []float32, std, scale float64, g *grid) bool 
 			i, m := u&zigLayer, u>>(64-zigBits)
 			var x float64 // std·|Z|
 			if m < t.k[i] {
-				x = float64(float64(m) * sw[i]) // the conversion forbids fusing into the sum
+				x = float64(float64(m) * sw[i]) // the conversion forbids fusing it into the sum below
 			} else {
 				x = float64(std * zigSlow(src, i, m))
 			}
