@@ -570,22 +570,31 @@ func (dr *direct) clipBlock(start, lo, m int, clip float64, needNorms bool, norm
 			}
 			continue
 		}
-		rk := l.rows() * l.k
-		if needNorms {
-			for k, c := range dr.scale[lo : lo+m] {
-				if c != 1 {
-					blas32.Scal(c, blas32.Vector{N: rk, Inc: 1, Data: g[k*rk:]})
+		if l.kind != kindConv {
+			// Dense: G scaled here, summed by the chunk's GEMM (chunk).
+			if needNorms {
+				for k, c := range dr.scale[lo : lo+m] {
+					if c != 1 {
+						blas32.Scal(c, blas32.Vector{N: l.k, Inc: 1, Data: g[k*l.k:]})
+					}
 				}
 			}
-		}
-		if l.kind != kindConv {
 			continue
 		}
-		off := dr.partOff[j]
-		gemm(blas.Trans, blas.NoTrans, m*l.rows(), l.d, a, m*l.rows(), l.k, g, 0, l.d, l.k, part[off:])
-		if l.b >= 0 {
-			columnSums(part[off+l.d*l.k:off+l.d*l.k+l.k], g, l.k)
+		// Σ_i c_i·P_iᵀG_i and Σ_i c_i·G_iᵀ1, scaled and accumulated in float64 (see
+		// addProducts64); a dropped sample has c_i = 0.
+		var scale []float32
+		if needNorms {
+			scale = dr.scale[lo : lo+m]
 		}
+		off, dk := dr.partOff[j], l.d*l.k
+		var gb []float32
+		if l.b >= 0 {
+			gb = part[off+dk : off+dk+l.k]
+			clear(gb)
+		}
+		clear(part[off : off+dk])
+		s.norm64 = addProducts64(part[off:off+dk], gb, a, g, scale, m, l.geometry(), s.norm64)
 	}
 	return nil
 }

@@ -106,7 +106,7 @@ func (nw *Network) ghostScaledSum(t *tape, m int, scale []float32, grad []float3
 				gb = grad[l.b : l.b+l.k]
 			}
 			var err error
-			if nw.scratch, err = ScaledSum(grad[l.w:l.w+l.d*l.k], gb, t.a[j], t.gz[j], scale[:m], l.geometry(), nw.scratch); err != nil {
+			if nw.scratch, nw.norm64, err = scaledSum(grad[l.w:l.w+l.d*l.k], gb, t.a[j], t.gz[j], scale[:m], l.geometry(), nw.scratch, nw.norm64); err != nil {
 				return fmt.Errorf("layer %s: %w", l.name, err)
 			}
 		case kindGN:

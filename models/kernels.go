@@ -50,8 +50,9 @@ func (geo LayerGeometry) useGram() bool {
 // example, whichever is cheaper. A is (m·Rows)×In and G (m·Rows)×Out, row-major. buf is
 // scratch space, reused when large enough; the (possibly grown) buffer is returned.
 //
-// On the Gram path the value added is never below the exact squared norm of P_iᵀG_i (+ G_iᵀ1)
-// for the given float32 P_i and G_i (see gramSquaredNorm). A NaN or infinite value in A or G
+// For a conv layer the value added is never below the exact squared norm of P_iᵀG_i (+ G_iᵀ1)
+// for the given float32 P_i and G_i, and exceeds it by at most a relative 1e-6 (see
+// convSquaredNorm). A NaN or infinite value in A or G
 // gives a NaN or infinite sq[i], never an error: callers clip such an example to zero
 // (ClipScale).
 func SquaredNorms(sq []float64, a, g []float32, geo LayerGeometry, buf []float32) ([]float32, error) {
@@ -59,16 +60,15 @@ func SquaredNorms(sq []float64, a, g []float32, geo LayerGeometry, buf []float32
 	return buf, err
 }
 
-// squaredNorms is SquaredNorms with the float64 scratch of the Gram path, b64, reused when
-// large enough and returned.
+// squaredNorms is SquaredNorms with the float64 scratch of conv layers, b64, reused when large
+// enough and returned.
 func squaredNorms(sq []float64, a, g []float32, geo LayerGeometry, buf []float32, b64 []float64) ([]float32, []float64, error) {
 	m := len(sq)
 	if err := geo.check(a, g, m); err != nil {
 		return buf, b64, err
 	}
 	r, d, k := geo.Rows, geo.In, geo.Out
-	switch {
-	case r == 1:
+	if r == 1 {
 		for i := range m {
 			gg := sumSq(g[i*k : (i+1)*k])
 			sq[i] += sumSq(a[i*d:(i+1)*d]) * gg
@@ -77,27 +77,13 @@ func squaredNorms(sq []float64, a, g []float32, geo LayerGeometry, buf []float32
 			}
 		}
 		return buf, b64, nil
-	case geo.useGram():
-		b64 = growF64(b64, r*(d+k)+2*r*r+d*k)
-		for i := range m {
-			sq[i] += gramSquaredNorm(a[i*r*d:(i+1)*r*d], g[i*r*k:(i+1)*r*k], geo, b64)
-		}
-		return buf, b64, nil
-	default:
-		buf = grow(buf, d*k)
-		w := general(d, k, buf)
-		for i := range m {
-			blas32.Gemm(blas.Trans, blas.NoTrans, 1, general(r, d, a[i*r*d:]), general(r, k, g[i*r*k:]), 0, w)
-			sq[i] += sumSq(w.Data)
-		}
 	}
-	if geo.Bias {
-		buf = grow(buf, k)
-		for i := range m {
-			s := buf[:k]
-			columnSums(s, g[i*r*k:(i+1)*r*k], k)
-			sq[i] += sumSq(s)
-		}
+	// Conv: in float64, by the Gram identity or one product per example, whichever is cheaper
+	// (convSquaredNorm).
+	gram := geo.useGram()
+	b64 = growF64(b64, r*(d+k)+2*r*r+d*k)
+	for i := range m {
+		sq[i] += convSquaredNorm(a[i*r*d:(i+1)*r*d], g[i*r*k:(i+1)*r*k], geo, gram, b64)
 	}
 	return buf, b64, nil
 }
@@ -109,9 +95,10 @@ const gramTol = 1e-6
 // unit64 is float64's unit round-off, 2⁻⁵³.
 const unit64 = 0x1p-53
 
-// gramSquaredNorm returns an upper bound, tight to a relative 1e-6, on the exact squared norm
+// convSquaredNorm returns an upper bound, tight to a relative 1e-6, on the exact squared norm
 // of one example's conv gradient, ‖PᵀG‖_F² (+ ‖Gᵀ1‖² with a bias), for P (r×d) and G (r×k)
-// row-major float32; s is float64 scratch of r(d+k) + 2r² + dk values.
+// row-major float32, computed by the Gram identity when gram is set and by forming PᵀG
+// otherwise, all in float64; s is float64 scratch of r(d+k) + 2r² + dk values.
 //
 // The Gram identity ‖PᵀG‖_F² = Σ_{p,q} (PPᵀ)_{pq}(GGᵀ)_{pq} is a sum of r² terms of size up to
 // S² with S = Σ_p ‖P_p‖‖G_p‖ ≥ ‖PᵀG‖_F, and when per-position gradients cancel the result is
@@ -126,11 +113,12 @@ const unit64 = 0x1p-53
 //	|v − ‖PᵀG‖_F²| ≤ (γ_d + γ_k + γ_dγ_k + γ_{r²+1}(1+γ_d)(1+γ_k))·S²,
 //
 // which 2(d + k + r² + 2)u·Ŝ² bounds, Ŝ being S from the computed diagonals (‖P_p‖² ≤
-// (PPᵀ)_pp/(1 − γ_d)). When that allowance exceeds gramTol·v (cancellation, or a NaN/Inf), the
-// gradient PᵀG is formed explicitly in float64, whose entries are within γ_r Σ_p|P_pu||G_pv|,
-// so its norm is within γ_r·S of the exact one, and that allowance is added instead. The bias
-// gradient Gᵀ1 is summed in float64 with the same allowance.
-func gramSquaredNorm(pf, gf []float32, geo LayerGeometry, s []float64) float64 {
+// (PPᵀ)_pp/(1 − γ_d)). When that allowance exceeds gramTol·v (cancellation, or a NaN/Inf), or
+// gram is not set, the gradient PᵀG is formed explicitly in float64, whose entries are within
+// γ_r Σ_p|P_pu||G_pv| of the exact ones, so its norm is within γ_r·S, and that allowance is
+// added instead (the same cancellation in float32 would make it γ_r·S with u = 2⁻²⁴). The bias
+// gradient Gᵀ1 is summed in float64 with the same kind of allowance.
+func convSquaredNorm(pf, gf []float32, geo LayerGeometry, gram bool, s []float64) float64 {
 	r, d, k := geo.Rows, geo.In, geo.Out
 	p64, g64 := s[:r*d], s[r*d:r*(d+k)]
 	pp, gg := s[r*(d+k):r*(d+k)+r*r], s[r*(d+k)+r*r:r*(d+k)+2*r*r]
@@ -140,37 +128,44 @@ func gramSquaredNorm(pf, gf []float32, geo LayerGeometry, s []float64) float64 {
 	for t, v := range gf[:r*k] {
 		g64[t] = float64(v)
 	}
-	blas64.Syrk(blas.NoTrans, 1, blas64.General{Rows: r, Cols: d, Stride: d, Data: p64}, 0,
-		blas64.Symmetric{Uplo: blas.Upper, N: r, Stride: r, Data: pp})
-	blas64.Syrk(blas.NoTrans, 1, blas64.General{Rows: r, Cols: k, Stride: k, Data: g64}, 0,
-		blas64.Symmetric{Uplo: blas.Upper, N: r, Stride: r, Data: gg})
+	// pn[p] and gn[p] (the diagonals of pp and gg) bound ‖P_p‖² and ‖G_p‖² from below.
 	var v, sum float64
-	for p := 0; p < r; p++ {
-		dp, dg := pp[p*r+p], gg[p*r+p]
-		v += dp * dg
-		sum += math.Sqrt(dp * dg)
-		var off float64
-		for q := p + 1; q < r; q++ {
-			off += pp[p*r+q] * gg[p*r+q]
+	if gram {
+		blas64.Syrk(blas.NoTrans, 1, blas64.General{Rows: r, Cols: d, Stride: d, Data: p64}, 0,
+			blas64.Symmetric{Uplo: blas.Upper, N: r, Stride: r, Data: pp})
+		blas64.Syrk(blas.NoTrans, 1, blas64.General{Rows: r, Cols: k, Stride: k, Data: g64}, 0,
+			blas64.Symmetric{Uplo: blas.Upper, N: r, Stride: r, Data: gg})
+		for p := 0; p < r; p++ {
+			dp, dg := pp[p*r+p], gg[p*r+p]
+			v += dp * dg
+			sum += math.Sqrt(dp * dg)
+			var off float64
+			for q := p + 1; q < r; q++ {
+				off += pp[p*r+q] * gg[p*r+q]
+			}
+			v += 2 * off
 		}
-		v += 2 * off
+	} else {
+		for p := 0; p < r; p++ {
+			var dp, dg float64
+			for _, x := range p64[p*d : (p+1)*d] {
+				dp += x * x
+			}
+			for _, x := range g64[p*k : (p+1)*k] {
+				dg += x * x
+			}
+			pp[p*r+p], gg[p*r+p] = dp, dg
+			sum += math.Sqrt(dp * dg)
+		}
 	}
 	sum *= 1 + float64(2*(d+k+r+4))*unit64 // Ŝ ≥ S: the diagonals' and the sum's round-off
-	if slack := float64(2*(d+k+r*r+2)) * unit64 * sum * sum; v <= math.MaxFloat64 && slack <= gramTol*v {
+	if slack := float64(2*(d+k+r*r+2)) * unit64 * sum * sum; gram && v <= math.MaxFloat64 && slack <= gramTol*v {
 		v += slack
 	} else {
-		// Cancellation: PᵀG explicitly, row by row of P and G.
+		// PᵀG explicitly.
 		w := s[r*(d+k)+2*r*r : r*(d+k)+2*r*r+d*k]
-		clear(w)
-		for p := 0; p < r; p++ {
-			gp := g64[p*k : (p+1)*k]
-			for u, pv := range p64[p*d : (p+1)*d] {
-				wu := w[u*k : (u+1)*k]
-				for c, gv := range gp {
-					wu[c] += pv * gv
-				}
-			}
-		}
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, blas64.General{Rows: r, Cols: d, Stride: d, Data: p64},
+			blas64.General{Rows: r, Cols: k, Stride: k, Data: g64}, 0, blas64.General{Rows: d, Cols: k, Stride: k, Data: w})
 		var w2 float64
 		for _, x := range w {
 			w2 += x * x
@@ -199,19 +194,33 @@ func gramSquaredNorm(pf, gf []float32, geo LayerGeometry, s []float64) float64 {
 // ScaledSum adds Σ_i scale_i·∇ℓ_i over the m = len(scale) examples to the layer's weight
 // gradient gw (In×Out, row-major) as Aᵀ·diag(scale)·G, one GEMM, and, with a bias, Σ_i
 // scale_i·G_iᵀ1 to gb (len Out). With scale_i from ClipScale on the norms SquaredNorms summed
-// over a model's layers, it is the clipped gradient sum. G is scaled in place; an example with
-// scale 0 (a non-finite gradient) has its G rows zeroed and its A rows left out of the GEMM, so
-// that its NaN or Inf values cannot reach the sum. buf is scratch, as in SquaredNorms.
+// over a model's layers, it is the clipped gradient sum. G is scratch: a dense layer's G is
+// scaled in place, and an example with scale 0 (a non-finite gradient) has its G rows zeroed
+// and its A rows left out of the product, so that its NaN or Inf values cannot reach the sum.
+// For a conv layer (Rows > 1) the scaling, the product and the bias sums are done in float64
+// and rounded once (addProducts64). buf is scratch, as in SquaredNorms.
 func ScaledSum(gw, gb []float32, a, g []float32, scale []float32, geo LayerGeometry, buf []float32) ([]float32, error) {
+	buf, _, err := scaledSum(gw, gb, a, g, scale, geo, buf, nil)
+	return buf, err
+}
+
+// scaledSum is ScaledSum with the float64 scratch of conv layers, b64, returned grown.
+func scaledSum(gw, gb []float32, a, g []float32, scale []float32, geo LayerGeometry, buf []float32, b64 []float64) ([]float32, []float64, error) {
 	m := len(scale)
 	if err := geo.check(a, g, m); err != nil {
-		return buf, err
+		return buf, b64, err
 	}
 	r, d, k := geo.Rows, geo.In, geo.Out
 	if len(gw) < d*k || (geo.Bias && len(gb) < k) {
-		return buf, fmt.Errorf("models: gradient buffers of %d and %d values for a %d×%d layer (bias %v)", len(gw), len(gb), d, k, geo.Bias)
+		return buf, b64, fmt.Errorf("models: gradient buffers of %d and %d values for a %d×%d layer (bias %v)", len(gw), len(gb), d, k, geo.Bias)
 	}
 	g = g[:m*r*k]
+	if r > 1 {
+		if !geo.Bias {
+			gb = nil
+		}
+		return buf, addProducts64(gw, gb, a, g, scale, m, geo, b64), nil
+	}
 	for i, c := range scale {
 		switch c {
 		case 1:
@@ -242,5 +251,66 @@ func ScaledSum(gw, gb []float32, a, g []float32, scale []float32, geo LayerGeome
 			gb[c] += v
 		}
 	}
-	return buf, nil
+	return buf, b64, nil
+}
+
+// products64Group is how many examples addProducts64 converts to float64 at a time.
+const products64Group = 32
+
+// addProducts64 adds Σ_i c_i·P_iᵀG_i over the m examples of a conv layer to gw and, when gb is
+// not nil, Σ_i c_i·G_iᵀ1 to gb, with c_i = scale[i] (1 when scale is nil), scaled and
+// accumulated in float64 and rounded to float32 once per coordinate; an example with c_i = 0 is
+// left out. A conv example's P_iᵀG_i is a sum over positions whose terms can cancel by orders
+// of magnitude (see convSquaredNorm): float32 arithmetic (scaling G_i by c_i, or a product over
+// the batch) rounds relative to those terms, u·Σ_p‖P_p‖‖G_p‖ rather than u·‖P_iᵀG_i‖, and the
+// clipped contribution, or one example's effect on the sum, then exceeds its clip norm by that
+// much. In float64 that error is 2²⁹ times smaller. s is float64 scratch, returned grown.
+func addProducts64(gw, gb, a, g []float32, scale []float32, m int, geo LayerGeometry, s []float64) []float64 {
+	r, d, k := geo.Rows, geo.In, geo.Out
+	grp := max(min(m, products64Group), 1)
+	s = growF64(s, d*k+k+grp*r*(d+k))
+	w64, b64 := s[:d*k], s[d*k:d*k+k]
+	a64, g64 := s[d*k+k:d*k+k+grp*r*d], s[d*k+k+grp*r*d:d*k+k+grp*r*(d+k)]
+	clear(w64)
+	clear(b64)
+	for lo := 0; lo < m; lo += grp {
+		n := 0 // rows converted
+		for i := lo; i < min(lo+grp, m); i++ {
+			c := 1.0
+			if scale != nil {
+				c = float64(scale[i])
+			}
+			if c == 0 {
+				continue
+			}
+			for t, v := range a[i*r*d : (i+1)*r*d] {
+				a64[n*d+t] = float64(v)
+			}
+			for t, v := range g[i*r*k : (i+1)*r*k] {
+				g64[n*k+t] = float64(v) * c
+			}
+			n += r
+		}
+		if n == 0 {
+			continue
+		}
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, blas64.General{Rows: n, Cols: d, Stride: d, Data: a64},
+			blas64.General{Rows: n, Cols: k, Stride: k, Data: g64}, 1, blas64.General{Rows: d, Cols: k, Stride: k, Data: w64})
+		if gb != nil {
+			for row := 0; row < n; row++ {
+				for c, v := range g64[row*k : (row+1)*k] {
+					b64[c] += v
+				}
+			}
+		}
+	}
+	for t, v := range w64 {
+		gw[t] = float32(float64(gw[t]) + v)
+	}
+	if gb != nil {
+		for c, v := range b64 {
+			gb[c] = float32(float64(gb[c]) + v)
+		}
+	}
+	return s
 }
