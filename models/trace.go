@@ -2,7 +2,6 @@ package models
 
 import (
 	"fmt"
-	"math"
 
 	G "gorgonia.org/gorgonia"
 )
@@ -240,16 +239,13 @@ func (nw *Network) forwardChunk(b Batch, start int, md mode, loss []float64) (*t
 	return t, m, nw.chunkLosses(t, b, start, m, loss)
 }
 
-// chunkLosses writes the losses of t's samples [start, start+m) of b into loss[start:]; a
-// non-finite loss is an error.
+// chunkLosses writes the losses of t's samples [start, start+m) of b into loss[start:]. A
+// non-finite loss is written as it is, not an error: whether a pass fails must not depend on
+// one example, and the caller's per-example function clips that example's contribution to zero.
 func (nw *Network) chunkLosses(t *tape, b Batch, start, m int, loss []float64) error {
 	c := nw.res.classes
 	for i := 0; i < m; i++ {
-		l := exampleLoss(t.logits[i*c:(i+1)*c], int(b.Y[start+i]))
-		if math.IsNaN(l) || math.IsInf(l, 0) {
-			return fmt.Errorf("models: example %d has a non-finite loss (%v): the network diverged or an input is not finite", start+i, l)
-		}
-		loss[start+i] = l
+		loss[start+i] = exampleLoss(t.logits[i*c:(i+1)*c], int(b.Y[start+i]))
 	}
 	return nil
 }

@@ -110,6 +110,7 @@ type DPMBCD struct {
 	grad  []float32
 	zero  []float32
 	buf   []float32
+	xbuf  []float32
 	k     int
 }
 
@@ -224,6 +225,7 @@ func (o *DPMBCD) Step(m GradientOracle, b Batch, info BatchInfo) (Result, error)
 		}
 		w[d] = params[off : off+in*out]
 	}
+	b, st.NonFinite = o.finiteInputs(b)
 	prob, err := o.cfg.Lifted.Update(w, b)
 	if err != nil {
 		return Result{}, fmt.Errorf("optim: DP-MBCD step %d: %w", o.k, err)
@@ -259,6 +261,34 @@ func (o *DPMBCD) Step(m GradientOracle, b Batch, info BatchInfo) (Result, error)
 	}
 	o.k++
 	return Result{Records: recs, Stats: st, StepSize: lr}, nil
+}
+
+// finiteInputs returns b with every example whose input is not finite replaced by the zero
+// input, and how many were: a per-example map (the example's own blocks are still clipped to
+// C), so that whether a step runs never depends on one example. b.X is copied only if a row
+// changes.
+func (o *DPMBCD) finiteInputs(b Batch) (Batch, int) {
+	if b.N == 0 {
+		return b, 0
+	}
+	d, bad := len(b.X)/b.N, 0
+	for i := range b.N {
+		row := b.X[i*d : (i+1)*d]
+		var chk float32
+		for _, v := range row {
+			chk += v - v
+		}
+		if chk == 0 {
+			continue
+		}
+		if bad == 0 {
+			o.xbuf = append(o.xbuf[:0], b.X...)
+			b.X = o.xbuf
+		}
+		clear(b.X[i*d : (i+1)*d])
+		bad++
+	}
+	return b, bad
 }
 
 // State implements Checkpointer: the step counter and the lifted network's kept auxiliaries

@@ -188,10 +188,9 @@ func (o *DPSGLD) boundFeatures(b Batch, r float64) (Batch, error) {
 			b.X = o.xbuf
 			copied = true
 		}
-		if _, err := ClipL2(b.X[i*d:(i+1)*d], r); err != nil {
-			return b, fmt.Errorf("optim: DP-SGLD: the features of example %d of the batch are not finite (%w): bounding them to ‖x‖₂ ≤ data.feature_norm = %g needs finite inputs; repair or drop the example in the dataset, or check data.normalize",
-				i, err, r)
-		}
+		// A non-finite row is left as it is: the model clips a non-finite per-example
+		// gradient to zero and counts it (Stats.NonFinite), so the run does not stop on it.
+		_, _ = ClipL2(b.X[i*d:(i+1)*d], r)
 	}
 	return b, nil
 }

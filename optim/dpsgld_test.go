@@ -1,12 +1,12 @@
 package optim
 
 import (
-	"errors"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/models"
 )
 
 func TestSoftmaxLangevinConstants(t *testing.T) {
@@ -305,45 +305,34 @@ func TestDPSGLDRecords(t *testing.T) {
 	}
 }
 
-// A non-finite input feature or iterate stops DP-SGLD with an error that names the fix; it is
-// never clipped to a silent zero.
-func TestDPSGLDNonFiniteIsAnError(t *testing.T) {
+// A non-finite feature is a per-example problem, not the run's: the step clips that example's
+// contribution to zero (counted in Stats.NonFinite) and the released iterate stays finite.
+func TestDPSGLDNonFiniteExampleIsClippedToZero(t *testing.T) {
 	const dim, classes, m = 5, 3, 3
-	nan, inf := float32(math.NaN()), float32(math.Inf(1))
-	for _, tc := range []struct {
-		name string
-		bad  int // example whose first feature is set to val
-		val  float32
-		want []string
-	}{
-		{"NaN feature", 2, nan, []string{"example 2", "not finite", "data.feature_norm", "coordinate 0 of 5 is NaN"}},
-		{"Inf feature", 0, inf, []string{"example 0", "data.feature_norm", "+Inf"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c, err := SoftmaxLangevinConstants(1, classes, 0.1, true)
-			if err != nil {
-				t.Fatal(err)
+	for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1))} {
+		c, err := SoftmaxLangevinConstants(1, classes, 0.1, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := NewDPSGLD(DPSGLDConfig{Sigma: 1, Constants: c, Schedule: LangevinDecreasing{c.Smoothness, c.StrongConvexity}}, NewSeededNoise(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		nw := newNetwork(t, models.Spec{Kind: "logreg", Input: []int{dim}, Classes: classes}, 3)
+		o.Init(nw.Params())
+		x := make([]float32, m*dim)
+		for i := range x {
+			x[i] = 0.1
+		}
+		x[2*dim] = bad
+		r, err := o.Step(nw, Batch{X: x, Y: []int32{0, 1, 2}, N: m}, BatchInfo{Sampling: accounting.WithoutReplacement, BatchSize: m, DatasetSize: 30})
+		if err != nil || r.Stats.NonFinite != 1 {
+			t.Fatalf("feature %v: err = %v, NonFinite = %d; want no error and 1", bad, err, r.Stats.NonFinite)
+		}
+		for _, v := range nw.Params() {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				t.Fatalf("feature %v: the released iterate is not finite", bad)
 			}
-			o, err := NewDPSGLD(DPSGLDConfig{Sigma: 1, Constants: c, Schedule: LangevinDecreasing{c.Smoothness, c.StrongConvexity}}, NewSeededNoise(1))
-			if err != nil {
-				t.Fatal(err)
-			}
-			model := newSoftmaxModel(dim, classes)
-			o.Init(model.params)
-			x := make([]float32, m*dim)
-			for i := range x {
-				x[i] = 0.1
-			}
-			x[tc.bad*dim] = tc.val
-			_, err = o.Step(model, Batch{X: x, Y: []int32{0, 1, 2}, N: m}, BatchInfo{Sampling: accounting.WithoutReplacement, BatchSize: m, DatasetSize: 30})
-			if !errors.Is(err, ErrNotFiniteVector) {
-				t.Fatalf("err = %v, want ErrNotFiniteVector", err)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not say %q", err, w)
-				}
-			}
-		})
+		}
 	}
 }

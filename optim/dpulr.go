@@ -198,10 +198,12 @@ func (o *DPULR) privateSum(m ForwardOracle, b Batch) (Stats, error) {
 		return st, err
 	}
 	for _, l := range tr.Loss {
-		st.Loss += l
+		if !math.IsNaN(l) && !math.IsInf(l, 0) { // monitoring only
+			st.Loss += l
+		}
 	}
 	st.N = b.N
-	if st.Clipped, err = o.clippedSum(tr, layers, b.N); err != nil {
+	if st.Clipped, err = o.clippedSum(tr, layers, b.N, &st.NonFinite); err != nil {
 		return st, err
 	}
 	if !o.cfg.Certified {
@@ -244,6 +246,11 @@ func (o *DPULR) estimates(m ForwardOracle, b Batch) (models.Trace, []ulrLayer, e
 				row[g.In] = 1
 			}
 			l0[r] = tr.Loss[r/g.Rows]
+			if !finiteRow(row) || math.IsNaN(l0[r]) || math.IsInf(l0[r], 0) {
+				// A non-finite example contributes zero (clippedSum), here as well.
+				clear(row)
+				l0[r] = 0
+			}
 		}
 		floor, cap := o.cfg.SigmaFloor, o.cfg.SigmaCap
 		if o.cfg.Sigma > 0 {
@@ -264,9 +271,9 @@ func (o *DPULR) estimates(m ForwardOracle, b Batch) (models.Trace, []ulrLayer, e
 
 // clippedSum adds to o.grad Σ_d min(1, C/‖g(d)‖)·g(d), where g(d) is example d's estimate over
 // all layers jointly (reading §6 A3), with the shared ghost-clipping kernels, and returns how
-// many examples were clipped. A non-finite norm is an error, never a zero scale. The layers' S
-// are scaled in place.
-func (o *DPULR) clippedSum(tr models.Trace, layers []ulrLayer, n int) (int, error) {
+// many examples were clipped. An example whose estimate has a non-finite norm contributes zero
+// and is counted in nonFinite (operator-only). The layers' S are scaled in place.
+func (o *DPULR) clippedSum(tr models.Trace, layers []ulrLayer, n int, nonFinite *int) (int, error) {
 	sq := make([]float64, n)
 	var (
 		buf     []float32
@@ -281,7 +288,15 @@ func (o *DPULR) clippedSum(tr models.Trace, layers []ulrLayer, n int) (int, erro
 	scale := make([]float32, n)
 	for d, v := range sq {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return 0, fmt.Errorf("example %d's likelihood-ratio estimate has a non-finite norm: lower the learning rate or raise optimizer.dp_ulr.sigma_floor", d)
+			// A total per-example function: a non-finite estimate (a non-finite input or
+			// loss) is clipped to zero. Its rows are cleared, since 0·NaN is NaN.
+			for i, l := range layers {
+				g := l.info.Geometry
+				clear(l.s[d*g.Rows*g.Out : (d+1)*g.Rows*g.Out])
+				clear(tr.Inputs[i][d*g.Rows*g.In : (d+1)*g.Rows*g.In])
+			}
+			*nonFinite++
+			continue
 		}
 		nrm := math.Sqrt(v)
 		scale[d] = models.ClipFactor(o.cfg.ClipNorm, nrm)
@@ -310,8 +325,14 @@ func (o *DPULR) estimate(m ForwardOracle, b Batch, tr models.Trace, layers []ulr
 	loss := make([]float64, b.N)
 	pass := func(active []int) error {
 		for _, i := range active {
+			// Each pass draws from a stream of its own, split off at a fixed cost, one example
+			// at a time: an example's perturbations do not depend on how many examples follow
+			// it in the batch.
 			clear(noise[i])
-			o.noise.AddGaussian(noise[i], layers[i].ctl.Sigma)
+			ps, per := o.noise.Split(), len(noise[i])/b.N
+			for d := 0; d < b.N; d++ {
+				ps.AddGaussian(noise[i][d*per:(d+1)*per], layers[i].ctl.Sigma)
+			}
 		}
 		var err error
 		if len(active) == 1 {
@@ -391,4 +412,13 @@ func (o *DPULR) Restore(vecs map[string][]float32, sc map[string]float64) error 
 	}
 	o.k = k
 	return nil
+}
+
+// finiteRow reports whether every element of x is finite.
+func finiteRow(x []float64) bool {
+	var chk float64 // stays 0 unless some v is NaN or infinite (v−v is then NaN)
+	for _, v := range x {
+		chk += v - v
+	}
+	return chk == 0
 }
