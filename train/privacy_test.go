@@ -1,0 +1,398 @@
+package train
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/internal/dptest"
+	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/optim"
+)
+
+// harnessModels are the architectures the neighbouring-dataset harness offers every
+// algorithm, on 1×6×6 inputs with 3 classes; each algorithm's Prepare refuses those it does
+// not accept. Each runs on every engine that builds it.
+func harnessModels() map[string]models.Spec {
+	img, flat := []int{1, 6, 6}, []int{36}
+	cnn := func(l ...models.LayerSpec) models.Spec {
+		return models.Spec{Kind: "cnn", Input: img, Classes: 3, Layers: l}
+	}
+	return map[string]models.Spec{
+		"logreg":       {Kind: "logreg", Input: flat, Classes: 3},
+		"mlp-tanh":     {Kind: "mlp", Input: flat, Classes: 3, Hidden: []int{8}, Activation: "tanh"},
+		"mlp-gelu":     {Kind: "mlp", Input: flat, Classes: 3, Hidden: []int{8}, Activation: "gelu"},
+		"mlp-relu-nob": {Kind: "mlp", Input: flat, Classes: 3, Hidden: []int{8, 6}, Activation: "relu", NoBias: true},
+		"cnn-max": cnn(models.LayerSpec{Type: "conv2d", Out: 4, Kernel: 3, Padding: 1}, models.LayerSpec{Type: "tanh"},
+			models.LayerSpec{Type: "maxpool", Kernel: 2, Stride: 1}, models.LayerSpec{Type: "flatten"}, models.LayerSpec{Type: "dense", Out: 3}),
+		"cnn-avg": cnn(models.LayerSpec{Type: "conv2d", Out: 4, Kernel: 3, Stride: 1}, models.LayerSpec{Type: "relu"},
+			models.LayerSpec{Type: "avgpool", Kernel: 2}, models.LayerSpec{Type: "flatten"}, models.LayerSpec{Type: "dense", Out: 3}),
+		// A conv layer on the Gram path of the per-example norm (16 positions, patch width 72,
+		// 16 channels) without padding, so that a constant input gives identical patches.
+		"cnn-gram": {Kind: "cnn", Input: []int{8, 6, 6}, Classes: 3, Layers: []models.LayerSpec{{Type: "conv2d", Out: 16, Kernel: 3},
+			{Type: "tanh"}, {Type: "flatten"}, {Type: "dense", Out: 3}}},
+		"cnn-groupnorm": cnn(models.LayerSpec{Type: "conv2d", Out: 4, Kernel: 3, Padding: 1}, models.LayerSpec{Type: "groupnorm", Groups: 2},
+			models.LayerSpec{Type: "relu"}, models.LayerSpec{Type: "flatten"}, models.LayerSpec{Type: "dense", Out: 3}),
+		"cnn-residual": cnn(models.LayerSpec{Type: "conv2d", Out: 4, Kernel: 3, Padding: 1, NoBias: true}, models.LayerSpec{Type: "groupnorm", Groups: 2},
+			models.LayerSpec{Type: "relu"}, models.LayerSpec{Type: "resblock", Out: 4, Groups: 2}, models.LayerSpec{Type: "globalavgpool"},
+			models.LayerSpec{Type: "dense", Out: 3}),
+	}
+}
+
+// adversarialParams are parameters under which per-position gradients cancel (Gram norms in
+// float32 then lose every digit): conv weights and all biases 0 (every position of a constant
+// input sees the same activation), dense weights to the first output alternating in sign over
+// their inputs with a small random residue, GroupNorm scales 1.
+func adversarialParams(nw *models.Network, rng *rand.Rand) []float32 {
+	p := make([]float32, len(nw.Params()))
+	for _, l := range nw.Layout() {
+		v := p[l.Offset : l.Offset+l.Size]
+		switch {
+		case l.Bias, strings.Contains(l.Name, "conv"):
+			// zero
+		case strings.Contains(l.Name, "scale") || strings.Contains(l.Name, "gamma"):
+			for j := range v {
+				v[j] = 1
+			}
+		default:
+			// To the first output only: the softmax errors of all outputs sum to 0, so the
+			// same pattern on every output would cancel the gradient itself.
+			out := l.Shape[len(l.Shape)-1]
+			for j := 0; j < len(v); j += out {
+				s := 1 + 1e-5*(2*rng.Float64()-1)
+				if (j/out)%2 == 1 {
+					s = -s
+				}
+				v[j] = float32(s)
+			}
+		}
+	}
+	return p
+}
+
+// harnessConfigs returns one config per distinct private algorithm setting shipped in
+// configs/ (algorithm, sampling and its own section), with the update rule set to plain SGD:
+// what follows the noise is post-processing and the harness reads the release through it.
+func harnessConfigs(t *testing.T, algs *Algorithms) map[string][]*Config {
+	paths, err := filepath.Glob("../configs/*.yaml")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no shipped configs found: %v", err)
+	}
+	seen := map[string]bool{}
+	out := map[string][]*Config{}
+	for _, p := range paths {
+		cfg, err := algs.LoadConfig(p, []string{"optimizer.update=sgd", "optimizer.weight_decay=0", "optimizer.schedule.kind=constant"})
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		a, err := algs.Lookup(cfg.Optimizer.Algorithm)
+		if err != nil || !a.Private {
+			continue
+		}
+		sec, _ := yaml.Marshal(cfg.Optimizer.Sections[a.Section])
+		key := a.Name + "|" + cfg.Optimizer.Sampling + "|" + string(sec)
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		cfg.Name = strings.TrimSuffix(filepath.Base(p), ".yaml")
+		out[a.Name] = append(out[a.Name], cfg)
+	}
+	return out
+}
+
+// harnessStep is one algorithm on one model and engine with one batch size: everything needed
+// to build identical optimizers for both sides of a neighbouring pair.
+type harnessStep struct {
+	alg       Algorithm
+	plan      Plan
+	info      optim.BatchInfo
+	spec      models.Spec
+	addRemove bool // the records declare add/remove adjacency
+}
+
+const (
+	harnessN     = 1000 // the public dataset size
+	harnessSteps = 10
+	harnessSigma = 1e-6 // noise off, through the private code path
+)
+
+// prepareHarness prepares cfg's algorithm on spec for batches of size n; refused reports an
+// algorithm that does not accept the model (its error says why).
+func prepareHarness(algs *Algorithms, cfg *Config, spec models.Spec, n int) (h harnessStep, refused error, err error) {
+	c := *cfg
+	c.Optimizer.BatchSize = min(n, harnessN)
+	if c.Optimizer.Sampling == "poisson" || c.Optimizer.Sampling == "" {
+		c.Optimizer.BatchSize = 32
+	}
+	c.Optimizer.MinBatchSize = 1
+	a, err := algs.Lookup(c.Optimizer.Algorithm)
+	if err != nil {
+		return h, nil, err
+	}
+	section, errs := algs.sections(c.Optimizer)
+	if len(errs) > 0 {
+		return h, nil, errs[0]
+	}
+	nw, err := models.New(spec, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		return h, err, nil // the engine does not run this network
+	}
+	scheme := data.Scheme(c.Optimizer.Sampling)
+	if scheme == "" {
+		scheme = data.SchemePoisson
+	}
+	s, err := data.NewSampler(scheme, harnessN, c.Optimizer.BatchSize, 1, rand.New(rand.NewPCG(3, 4)))
+	if err != nil {
+		return h, nil, err
+	}
+	// A large step size makes the update dominate the parameters' own rounding; algorithms
+	// whose analysis bounds the step size keep the config's.
+	for _, lr := range []float64{1e3 * float64(c.Optimizer.BatchSize), c.Optimizer.LearningRate} {
+		c.Optimizer.LearningRate = lr
+		sched, err := schedule(c.Optimizer, harnessSteps)
+		if err != nil {
+			return h, nil, err
+		}
+		h.plan, refused = a.Prepare(Env{Config: &c, Section: section, Model: nw, Classes: 3, DatasetSize: harnessN,
+			PlannedSteps: harnessSteps, Schedule: sched})
+		if refused == nil {
+			break
+		}
+	}
+	if refused != nil {
+		return h, refused, nil
+	}
+	h.alg, h.spec = a, spec
+	h.info = batchInfo(s, data.PlannedBatch(s, 0), c.Optimizer.BatchSize)
+	o, err := h.plan.NewOptimizer(1, optim.NewSeededNoise(1))
+	if err != nil {
+		return h, nil, err
+	}
+	recs, err := o.(optim.Declarer).Declare(h.info)
+	if err != nil {
+		return h, nil, err
+	}
+	h.addRemove = recs[0].Neighbouring == accounting.AddRemove
+	return h, nil, nil
+}
+
+// experiment returns the harness experiment of h with the given parameters.
+func (h harnessStep) experiment(params []float32) dptest.Experiment {
+	return dptest.Experiment{
+		Params: params,
+		Info:   h.info,
+		New: func() (optim.Optimizer, optim.GradientOracle, error) {
+			nw, err := models.New(h.spec, rand.New(rand.NewPCG(1, 2)))
+			if err != nil {
+				return nil, nil, err
+			}
+			o, err := h.plan.NewOptimizer(harnessSigma, optim.NewSeededNoise(7))
+			if err != nil {
+				return nil, nil, err
+			}
+			if in, ok := o.(optim.Initializer); ok {
+				in.Init(nw.Params())
+			}
+			return o, nw, nil
+		},
+	}
+}
+
+// worst collects the largest ratio ‖ΔS‖/C per algorithm and relation, for the log.
+type worst struct {
+	mu sync.Mutex
+	m  map[string]float64
+}
+
+func (w *worst) note(key string, r float64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if r > w.m[key] {
+		w.m[key] = r
+	}
+}
+
+// TestNeighbouringSensitivity drives every registered private algorithm's real step, as
+// configured by each shipped config that uses it, on D and on D minus (or with a replaced)
+// one example, over every model and engine the algorithm accepts, crafted examples at every
+// position of batches crossing the direct executor's block (32) and chunk boundaries, random
+// and adversarial parameters and input scales 1 and 10⁴, and checks that every released
+// record moved by at most its declared sensitivity. An algorithm registered later is covered
+// by shipping a config for it.
+func TestNeighbouringSensitivity(t *testing.T) {
+	algs := Builtin()
+	cfgs := harnessConfigs(t, algs)
+	specs := harnessModels()
+	names := make([]string, 0, len(specs))
+	for n := range specs {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	w := &worst{m: map[string]float64{}}
+	sizes := []int{1, 31, 32, 33, 257}
+	if testing.Short() {
+		sizes = []int{1, 33}
+	}
+	for _, alg := range algs.Names() {
+		a, _ := algs.Lookup(alg)
+		if !a.Private {
+			continue
+		}
+		if len(cfgs[alg]) == 0 {
+			t.Errorf("no config in configs/ uses the private algorithm %s: ship one, so that the neighbouring-dataset harness covers it", alg)
+			continue
+		}
+		for _, cfg := range cfgs[alg] {
+			accepted := 0
+			for _, mname := range names {
+				for _, engine := range []string{"direct", "graph"} {
+					spec := specs[mname]
+					spec.Engine = engine
+					_, refused, err := prepareHarness(algs, cfg, spec, 33)
+					if err != nil {
+						t.Fatalf("%s %s %s: %v", cfg.Name, mname, engine, err)
+					}
+					if refused != nil {
+						continue
+					}
+					accepted++
+					t.Run(fmt.Sprintf("%s/%s/%s", cfg.Name, mname, engine), func(t *testing.T) {
+						t.Parallel()
+						for _, n := range sizes {
+							runHarnessSize(t, algs, cfg, spec, n, w)
+						}
+					})
+				}
+			}
+			if accepted == 0 {
+				t.Errorf("%s: the algorithm accepted none of the harness's models: add one it accepts to harnessModels", cfg.Name)
+			}
+		}
+	}
+	t.Cleanup(func() {
+		keys := make([]string, 0, len(w.m))
+		for k := range w.m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			t.Logf("worst ‖ΔS‖/C %s: %.7f", k, w.m[k])
+		}
+	})
+}
+
+// runHarnessSize runs every neighbouring pair of one batch size n.
+func runHarnessSize(t *testing.T, algs *Algorithms, cfg *Config, spec models.Spec, n int, w *worst) {
+	h, refused, err := prepareHarness(algs, cfg, spec, n)
+	if err != nil || refused != nil {
+		t.Fatalf("batch size %d: %v %v", n, err, refused)
+	}
+	nw, err := models.New(spec, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dim, classes := 1, nw.Classes()
+	for _, d := range nw.InputShape() {
+		dim *= d
+	}
+	paramSets := map[string][]float32{"random": nil}
+	if n >= 33 {
+		paramSets["adversarial"] = adversarialParams(nw, rand.New(rand.NewPCG(5, 6)))
+	}
+	scales := []float64{1}
+	if n == 33 {
+		scales = append(scales, 1e4)
+	}
+	positions := []int{0, n / 2, 31, 32, n - 1}
+	slices.Sort(positions)
+	positions = slices.Compact(positions)
+	relations := []dptest.Relation{dptest.Replace}
+	if h.addRemove {
+		relations = append(relations, dptest.Remove)
+	}
+	// An algorithm whose step draws randomness per example in batch order (DP-ULR's forward
+	// perturbations) couples D and D′ position by position: removal is then tested at the
+	// last position, replacement at every position.
+	o, err := h.plan.NewOptimizer(1, optim.NewSeededNoise(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, positional := o.(interface{ PerExampleRandomness() })
+	rng := rand.New(rand.NewPCG(uint64(n), 9))
+	k := 0
+	for pname, params := range paramSets {
+		for _, s := range scales {
+			x, y := dptest.Random(n, dim, classes, s, rng)
+			if pname == "adversarial" { // a constant input: every position sees the same value
+				for i := range x {
+					x[i] = float32(s)
+				}
+			}
+			b := optim.Batch{N: n, X: x, Y: y, Index: make([]int, n)}
+			for i := range b.Index {
+				b.Index[i] = i
+			}
+			crafted := dptest.Crafted(dim, s, rng)
+			if pname == "adversarial" {
+				// The batch's own constant input, larger: its per-position gradients cancel.
+				c := make([]float32, dim)
+				for j := range c {
+					c[j] = float32(-2e4 * s)
+				}
+				crafted = append([]dptest.Example{{Name: "constant", X: c}}, crafted...)
+			}
+			for _, pos := range positions {
+				if pos < 0 || pos >= n {
+					continue
+				}
+				cs := []dptest.Example{crafted[k%len(crafted)]}
+				k++
+				if pname == "adversarial" && k%len(crafted) != 1 {
+					cs = append(cs, crafted[0])
+				}
+				for _, c := range cs {
+					d := dptest.With(b, pos, c.X, int32(k%classes))
+					other, _ := dptest.Random(1, dim, classes, s, rng)
+					for _, rel := range relations {
+						var dn optim.Batch
+						switch rel {
+						case dptest.Remove:
+							if n == 1 && h.info.Sampling == accounting.PoissonWithRejection || positional && pos != n-1 {
+								continue
+							}
+							dn = dptest.Without(d, pos)
+						case dptest.Replace:
+							dn = dptest.With(d, pos, other, int32((k+1)%classes))
+						}
+						ms, err := dptest.Measure(h.experiment(params), d, dn, rel)
+						if err != nil {
+							t.Fatalf("n %d, %s params, scale %g, %s %s example at %d: %v", n, pname, s, rel, c.Name, pos, err)
+						}
+						for _, m := range ms {
+							if m.Record.Mechanism != accounting.Gaussian {
+								// A mechanism only a paper-labelled accountant takes (DP-ULR's paper
+								// mode: the estimator's own noise, σ_l from the batch): measured, not
+								// held to the bound; reports print its label.
+								w.note(fmt.Sprintf("%s %s (paper only) %s", h.alg.Name, cfg.Name, rel), m.Ratio())
+								continue
+							}
+							w.note(fmt.Sprintf("%s %s", h.alg.Name, rel), m.Ratio())
+							if !m.OK() {
+								t.Errorf("n %d, %s params, scale %g, %s %s example at %d: %v", n, pname, s, rel, c.Name, pos, m)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
