@@ -581,13 +581,19 @@ func (dr *direct) clipBlock(start, lo, m int, clip float64, needNorms bool, norm
 			}
 			continue
 		}
+		off, dk := dr.partOff[j], l.d*l.k
+		if !needNorms {
+			// No clipping (clip = +Inf, no norms asked for): nothing is released privately,
+			// one float32 GEMM.
+			gemm(blas.Trans, blas.NoTrans, m*l.rows(), l.d, a, m*l.rows(), l.k, g, 0, l.d, l.k, part[off:])
+			if l.b >= 0 {
+				columnSums(part[off+dk:off+dk+l.k], g, l.k)
+			}
+			continue
+		}
 		// Σ_i c_i·P_iᵀG_i and Σ_i c_i·G_iᵀ1, scaled and accumulated in float64 (see
 		// addProducts64); a dropped sample has c_i = 0.
-		var scale []float32
-		if needNorms {
-			scale = dr.scale[lo : lo+m]
-		}
-		off, dk := dr.partOff[j], l.d*l.k
+		scale := dr.scale[lo : lo+m]
 		var gb []float32
 		if l.b >= 0 {
 			gb = part[off+dk : off+dk+l.k]
