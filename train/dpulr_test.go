@@ -16,16 +16,16 @@ import (
 // above chance on the 4-class synthetic mixture).
 func TestDPULREndToEnd(t *testing.T) {
 	for _, tc := range []struct {
-		mode  string
-		mech  accounting.Mechanism
-		label accounting.Label
+		mode, sigma string
+		mech        accounting.Mechanism
+		label       accounting.Label
 	}{
-		{"paper", accounting.SampledWithRejectionGaussian, accounting.Paper},
-		{"certified", accounting.Gaussian, accounting.Certified},
+		{"paper", "0", accounting.SampledWithRejectionGaussian, accounting.Paper},
+		{"certified", "1", accounting.Gaussian, accounting.Certified},
 	} {
 		cfg, err := ParseConfig([]byte(synthetic), []string{"output.dir=" + t.TempDir(), "optimizer.algorithm=dp-ulr",
 			"optimizer.update=adam", "optimizer.learning_rate=0.01", "optimizer.sampling=poisson-with-rejection",
-			"optimizer.min_batch_size=120", "optimizer.dp_ulr.mode=" + tc.mode, "optimizer.dp_ulr.copies=4",
+			"optimizer.min_batch_size=120", "optimizer.dp_ulr.mode=" + tc.mode, "optimizer.dp_ulr.copies=4", "optimizer.dp_ulr.sigma=" + tc.sigma,
 			"privacy.accountants=[ulr]", "training.steps=60"})
 		if err != nil {
 			t.Fatal(err)

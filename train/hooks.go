@@ -14,6 +14,9 @@ type StepInfo struct {
 	Accuracy     float64 // training accuracy on the batch
 	LearningRate float64
 	ElapsedSec   float64
+	// NonFinite counts the batch's examples whose contribution was not finite and was clipped
+	// to zero (operator-only: it depends on private data and is not covered by the records).
+	NonFinite int
 	// Records are the accounting records the step emitted (empty for a non-private step).
 	Records []accounting.Step
 	// Privacy holds ε per live accountant after this step, in the configured order.

@@ -38,6 +38,7 @@ type metricsLine struct {
 	Accuracy     float64       `json:"accuracy"`
 	LearningRate float64       `json:"learning_rate"`
 	ElapsedSec   float64       `json:"elapsed_s"`
+	NonFinite    int           `json:"non_finite,omitempty"`
 	Privacy      []ModeEpsilon `json:"privacy,omitempty"`
 	Test         *Evaluation   `json:"test,omitempty"`
 }
@@ -88,7 +89,7 @@ func (m *MetricsWriter) AfterStep(s *StepInfo) error {
 	if s.Step%m.every != 0 && s.Test == nil && s.Step != s.TotalSteps {
 		return nil
 	}
-	line := metricsLine{s.Step, s.Epoch, s.BatchSize, s.Loss, s.Accuracy, s.LearningRate, s.ElapsedSec, s.Privacy, s.Test}
+	line := metricsLine{s.Step, s.Epoch, s.BatchSize, s.Loss, s.Accuracy, s.LearningRate, s.ElapsedSec, s.NonFinite, s.Privacy, s.Test}
 	b, err := json.Marshal(line)
 	if err != nil {
 		return fmt.Errorf("metrics: %w", err)

@@ -2,7 +2,6 @@ package train
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -107,12 +106,4 @@ func (t *Trainer) diverged(step int, what string) error {
 	lr := t.cfg.Optimizer.LearningRate
 	return fmt.Errorf("step %d of %d: %s: training diverged. Lower the learning rate, e.g. --set optimizer.learning_rate=%.3g (now %g); %s",
 		step, t.total, what, lr/10, lr, t.lastGood())
-}
-
-// lossNotFinite describes a diverged step for diverged.
-func lossNotFinite(loss float64) string {
-	if math.IsNaN(loss) || math.IsInf(loss, 0) {
-		return fmt.Sprintf("the training loss is not finite (%v)", loss)
-	}
-	return "the model's parameters are not finite"
 }

@@ -393,8 +393,15 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 			si.Loss = res.Stats.Loss / float64(res.Stats.N)
 			si.Accuracy = float64(res.Stats.Correct) / float64(res.Stats.N)
 		}
-		if math.IsNaN(si.Loss) || math.IsInf(si.Loss, 0) || !finite(t.model.Params()) {
-			return nil, t.diverged(step, lossNotFinite(si.Loss))
+		if math.IsNaN(si.Loss) || math.IsInf(si.Loss, 0) {
+			// The un-noised batch loss is a function of private data: monitoring only, never a
+			// reason to stop (an example with a non-finite input or loss has had its
+			// contribution clipped to zero and is counted in NonFinite).
+			si.Loss = 0
+		}
+		si.NonFinite = res.Stats.NonFinite
+		if !finite(t.model.Params()) { // released values: the one divergence that stops a run
+			return nil, t.diverged(step, "the model's parameters are not finite")
 		}
 		if t.live != nil {
 			if err := t.live.compose(res.Records); err != nil {
