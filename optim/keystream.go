@@ -10,7 +10,8 @@ import (
 // keystream (NIST SP 800-38A; the generator of NIST SP 800-90A's CTR_DRBG) under a key of 32
 // bytes drawn from the Noise's ChaCha8 stream, read in blocks of zigBlock bytes. With AES-NI it
 // costs about 0.55 ns per 32-bit word on this project's machine, against 2.3 ns for ChaCha8's
-// Uint64 per word pair, and the words dominate the cost of a Gaussian sample. The key is as
+// Uint64 per word pair, and the words dominate the cost of a Gaussian sample, which takes two
+// of them (a 64-bit word: ziggurat.go). The key is as
 // secret as the stream it comes from (crypto/rand-seeded unless the run is seeded), and a
 // fresh key is drawn for every chunk of every call.
 type keystream struct {
