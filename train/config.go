@@ -18,7 +18,8 @@ type Config struct {
 	Name string `yaml:"name"`
 	// Seed, when set, makes the run reproducible: sampling and noise come from a seeded
 	// generator instead of a cryptographically seeded one, and the run is not for release.
-	Seed *uint64 `yaml:"seed"`
+	// A run directory keeps it in private/seed.yaml, never in its public config.yaml.
+	Seed *uint64 `yaml:"seed,omitempty"`
 
 	Data      DataConfig      `yaml:"data"`
 	Model     ModelConfig     `yaml:"model"`

@@ -136,7 +136,7 @@ func (t *Trainer) checkCoverage(run accounting.Run) error {
 // approximate bound carries: the target was met under that bound, and the certified ε of the
 // same run (or that no certified bound covers it). Empty when the stopping accountant is
 // certified or there is no target.
-func targetBound(p PrivacyConfig, eps []ModeEpsilon) string {
+func targetBound(p PrivacyConfig, eps []ModeEpsilon, beside *ModeEpsilon) string {
 	if p.TargetEpsilon <= 0 {
 		return ""
 	}
@@ -153,9 +153,49 @@ func targetBound(p PrivacyConfig, eps []ModeEpsilon) string {
 	if stop == nil || stop.Label == accounting.Certified {
 		return ""
 	}
-	s := fmt.Sprintf("target ε = %g met under a %s bound (%s)", p.TargetEpsilon, stop.Label, stop.Mode)
+	s := fmt.Sprintf("target ε = %g met under %s's %s bound", p.TargetEpsilon, stop.Mode, stop.Label)
+	if len(cert) == 0 && beside != nil {
+		cert = append(cert, fmt.Sprintf("ε[%s, not configured] = %.4g", beside.Mode, beside.Epsilon))
+	}
 	if len(cert) == 0 {
 		return s + "; no certified bound covers this run"
 	}
 	return s + "; certified " + strings.Join(cert, ", ")
+}
+
+// certifiedBeside returns the certified ε of the run from the first of stopPreference (rdp,
+// pld) that covers it, computed from the run's whole ledger, when none of the configured
+// accountants in eps gives one (DESIGN: the certified ε of the same run beside any paper or
+// approximate one); nil when one does, or when neither covers the run.
+func (t *Trainer) certifiedBeside(eps []ModeEpsilon) *ModeEpsilon {
+	for _, e := range eps {
+		if e.Error == "" && e.Label == accounting.Certified {
+			return nil
+		}
+	}
+	run := t.declaredRun(t.opt)
+	delta := t.cfg.Privacy.Delta
+	for _, name := range stopPreference {
+		if slices.Contains(t.cfg.Privacy.Accountants, name) {
+			continue
+		}
+		a, err := modes.New(name, run)
+		if err != nil {
+			continue
+		}
+		for _, r := range t.live.Ledger() {
+			if err = a.Compose(r); err != nil {
+				break
+			}
+		}
+		if err != nil {
+			continue
+		}
+		g, err := a.Epsilon(delta)
+		if err != nil || g.Label != accounting.Certified {
+			continue
+		}
+		return &ModeEpsilon{Mode: name, Label: g.Label, Epsilon: g.Epsilon, Delta: delta, Order: g.Order}
+	}
+	return nil
 }

@@ -41,9 +41,10 @@ the run's differential-privacy guarantee and must not be published: the per-step
 realised (un-noised) batch size; the checkpoints (checkpoint-<step>.dpt, %s) hold
 intermediate iterates. %s is the run's privacy ledger: every private step ever executed
 on the data, on every branch of the run; ε is computed from it, so never shorten or delete it.
+%s holds a seeded run's seed, from which every batch and noise draw can be regenerated.
 The files that may be published are in the directory above:
 %s, %s (ε per accounting mode, test evaluation) and %s.
-`, MetricsJSONL, MetricsCSV, CheckpointFile, LedgerFile, ModelFile, SummaryFile, ConfigFile)
+`, MetricsJSONL, MetricsCSV, CheckpointFile, LedgerFile, SeedFile, ModelFile, SummaryFile, ConfigFile)
 
 // PublishLine is the one line `dptrain train` prints about which of a run's files may be
 // published and which are the operator's.

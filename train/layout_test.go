@@ -6,18 +6,37 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 )
 
 // toLegacyLayout moves a run's private files to the top of its directory, where a dptrain
-// before private/ wrote them.
+// before private/ wrote them. That dptrain had no ledger file and kept the seed in config.yaml.
 func toLegacyLayout(t *testing.T, dir string) {
 	t.Helper()
 	entries, err := os.ReadDir(PrivatePath(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
+	if seed, err := readSeed(dir); err != nil || seed == nil {
+		t.Fatalf("seed: %v, %v", seed, err)
+	} else {
+		cfg, err := LoadConfig(filepath.Join(dir, ConfigFile), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Seed = seed
+		b, err := yaml.Marshal(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, ConfigFile), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, e := range entries {
-		if e.Name() == PrivateReadme {
+		switch e.Name() {
+		case PrivateReadme, LedgerFile, SeedFile, TimingFile:
 			continue
 		}
 		if err := os.Rename(PrivatePath(dir, e.Name()), filepath.Join(dir, e.Name())); err != nil {

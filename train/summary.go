@@ -1,5 +1,14 @@
 package train
 
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/dptrain/dptrain/data"
+)
+
 // Summary is the outcome of a run, printed by `dptrain train` (as JSON with --json) and written
 // to summary.json in the output directory.
 type Summary struct {
@@ -27,6 +36,16 @@ type Summary struct {
 	LedgerSteps    int    `json:"ledger_steps,omitempty"`
 	AbandonedSteps int    `json:"abandoned_steps,omitempty"`
 	Rewind         string `json:"rewind,omitempty"`
+	// CertifiedEpsilon is set when no configured accountant gives a certified ε for the run
+	// (for example privacy.accountants: [gdp]): the certified ε of the same run from rdp (or
+	// pld), computed from its ledger, printed beside the approximate or paper one.
+	CertifiedEpsilon *ModeEpsilon `json:"certified_epsilon,omitempty"`
+	// PublicQuantities says which of the run's quantities are declared public: the dataset
+	// size n (and the batch size and sample rate computed from it).
+	PublicQuantities string `json:"public_quantities,omitempty"`
+	// Held is set when the run was interrupted: its model and summary are in private/ until
+	// the planned end, and why.
+	Held string `json:"held,omitempty"`
 	// TargetBound is set when a paper or approximate accountant governed stopping and
 	// calibration: the target was met under that bound, next to the run's certified ε.
 	TargetBound string `json:"target_bound,omitempty"`
@@ -39,13 +58,61 @@ type Summary struct {
 	// ChangedOnResume lists the config keys changed when the run was resumed with
 	// --allow-changes, as "key: old → new".
 	ChangedOnResume []string `json:"changed_on_resume,omitempty"`
-	// WallSec is the training time over every session of the run (resumes included).
-	WallSec      float64 `json:"wall_s"`
-	MsPerStep    float64 `json:"ms_per_step"`
+	// WallSec is the training time over every session of the run (resumes included), and
+	// MsPerStep this session's time per step. They are the operator's: a step's time depends
+	// on its realised (Poisson) batch size, so they are written to private/timing.json
+	// (TimingFile), never to summary.json.
+	WallSec      float64 `json:"-"`
+	MsPerStep    float64 `json:"-"`
 	Reproducible bool    `json:"reproducible"`
-	BLAS         string  `json:"blas"`
-	ModelFile    string  `json:"model_file"`
-	OutputDir    string  `json:"output_dir"`
+	// NotPrivate is set, with the reason, when the run's outputs are not private whatever
+	// its ε says: a seeded run (NotPrivateSeeded).
+	NotPrivate string `json:"not_private,omitempty"`
+	BLAS       string `json:"blas"`
+	ModelFile  string `json:"model_file"`
+	OutputDir  string `json:"output_dir"`
 	// ConfigFile is the run's saved config, the one to resume it with.
 	ConfigFile string `json:"config_file"`
+}
+
+// Files an interrupted run writes in its PrivateDir instead of ModelFile and SummaryFile at
+// the top (Summary.Held).
+const (
+	InterruptedModelFile   = "model-interrupted.dpm"
+	InterruptedSummaryFile = "summary-interrupted.json"
+)
+
+// PublicQuantitiesNote is Summary.PublicQuantities, with n.
+const PublicQuantitiesNote = "n = %d (dataset_size) is declared public, as the accountants assume (the sample rate q = batch_size/n is computed from it); the realised batch sizes and the timing are not, and stay in private/"
+
+// TimingFile holds a run's timing in its PrivateDir.
+const TimingFile = "timing.json"
+
+// Timing is a run's timing, operator-only (Summary.WallSec).
+type Timing struct {
+	WallSec   float64 `json:"wall_s"`
+	MsPerStep float64 `json:"ms_per_step"`
+	BLAS      string  `json:"blas"`
+}
+
+// writeTiming writes s's timing to runDir's TimingFile.
+func writeTiming(runDir string, s *Summary) error {
+	return data.WriteFileAtomic(PrivatePath(runDir, TimingFile), func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(Timing{WallSec: s.WallSec, MsPerStep: s.MsPerStep, BLAS: s.BLAS})
+	})
+}
+
+// ReadTiming reads the timing of the run in runDir (from its private/ directory).
+func ReadTiming(runDir string) (*Timing, error) {
+	b, err := os.ReadFile(PrivatePath(runDir, TimingFile))
+	if err != nil {
+		return nil, err
+	}
+	tm := new(Timing)
+	if err := json.Unmarshal(b, tm); err != nil {
+		return nil, fmt.Errorf("%s: %w", PrivatePath(runDir, TimingFile), err)
+	}
+	return tm, nil
 }

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
-	"gopkg.in/yaml.v3"
 
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/accounting/ulr"
@@ -115,6 +114,15 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Trainer, error) {
 		t.log.SetOutput(io.Discard)
 	}
 	var err error
+	if cfg.Seed == nil && opts.Resume {
+		// A seeded run's seed is kept in private/, not in its public config.yaml.
+		if cfg.Seed, err = readSeed(cfg.Output.Dir); err != nil {
+			return nil, err
+		}
+		if cfg.Seed != nil {
+			t.log.Infof("seed read from %s: the run being resumed is seeded", PrivatePath(cfg.Output.Dir, SeedFile))
+		}
+	}
 	if t.canon, err = canonicalize(cfg); err != nil {
 		return nil, err
 	}
@@ -229,8 +237,8 @@ func (t *Trainer) buildOptimizer(sched optim.Schedule) error {
 			return err
 		}
 		t.sigma = sigma
-		t.log.Infof("calibrated noise multiplier σ = %.6g for ε = %g (δ = %g, %s) over %d steps",
-			sigma, cfg.Privacy.TargetEpsilon, cfg.Privacy.Delta, cfg.Privacy.StopAccountant, t.total)
+		t.log.Infof("calibrated noise multiplier σ = %s (rounded up) for ε = %g (δ = %g, %s) over %d steps",
+			FormatUp(sigma, 6), cfg.Privacy.TargetEpsilon, cfg.Privacy.Delta, cfg.Privacy.StopAccountant, t.total)
 	}
 	if t.opt, err = t.plan.NewOptimizer(t.sigma, t.noise); err != nil {
 		return err
@@ -304,7 +312,7 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	if t.ledger != nil {
 		defer t.ledger.close()
 	}
-	if err := data.WriteFileAtomic(filepath.Join(out, ConfigFile), func(w io.Writer) error { return yaml.NewEncoder(w).Encode(cfg) }); err != nil {
+	if err := writeConfig(out, cfg); err != nil {
 		return nil, err
 	}
 
@@ -437,7 +445,14 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	modelPath := filepath.Join(out, ModelFile)
+	// Only the model of the run's planned end is released. An interrupted run's model is an
+	// intermediate iterate: releasing it as well as the final one would be a second release,
+	// which no hidden-state (last iterate only) bound covers. It is kept in private/, with
+	// its summary, until the run is resumed to its end.
+	modelPath, summaryPath := filepath.Join(out, ModelFile), filepath.Join(out, SummaryFile)
+	if interrupted {
+		modelPath, summaryPath = PrivatePath(out, InterruptedModelFile), PrivatePath(out, InterruptedSummaryFile)
+	}
 	if err := models.Save(modelPath, t.model); err != nil {
 		return nil, err
 	}
@@ -450,23 +465,35 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 		ChangedOnResume: t.changes, ConfigFile: filepath.Join(out, ConfigFile),
 		Reproducible: cfg.Seed != nil, BLAS: models.BLAS(), ModelFile: modelPath, OutputDir: out,
 	}
+	if interrupted {
+		sum.Held = fmt.Sprintf("interrupted after step %d of %d: the model (%s) and this summary are kept in %s until the run reaches its planned end (resume it with --resume). An intermediate model released besides the final one is a second release: the composition accountants' ε (rdp, pld, gdp) bounds every iterate, so it covers both; the hidden-state accountants bound the last iterate only and do not",
+			step, t.total, modelPath, PrivatePath(out)+string(filepath.Separator))
+	}
+	if cfg.Seed != nil {
+		sum.NotPrivate = NotPrivateSeeded
+	}
 	if step > start {
 		sum.MsPerStep = 1000 * session / float64(step-start)
 	}
 	if t.live != nil {
 		sum.Delta, sum.TargetEpsilon = cfg.Privacy.Delta, cfg.Privacy.TargetEpsilon
 		sum.Epsilon = t.live.snapshot(cfg.Privacy.Delta)
-		sum.TargetBound = targetBound(cfg.Privacy, sum.Epsilon)
+		sum.CertifiedEpsilon = t.certifiedBeside(sum.Epsilon)
+		sum.TargetBound = targetBound(cfg.Privacy, sum.Epsilon, sum.CertifiedEpsilon)
 		sum.LedgerSteps, sum.AbandonedSteps = t.ledger.executed, t.abandoned
 		if t.abandoned > 0 {
 			sum.Rewind = fmt.Sprintf("ε counts all %d private steps executed on this data, %d of them on branches abandoned by resuming from an older checkpoint (or lost in a crash after the last one): privacy spent is never given back", t.ledger.executed, t.abandoned)
 		}
+		sum.PublicQuantities = fmt.Sprintf(PublicQuantitiesNote, t.train.Len())
 	}
-	if err := data.WriteFileAtomic(filepath.Join(out, SummaryFile), func(w io.Writer) error {
+	if err := data.WriteFileAtomic(summaryPath, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(sum)
 	}); err != nil {
+		return nil, err
+	}
+	if err := writeTiming(out, sum); err != nil {
 		return nil, err
 	}
 	return sum, nil

@@ -1,0 +1,50 @@
+package train
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A seeded run keeps its seed out of the public config.yaml (in private/seed.yaml, where a
+// resume finds it) and is labelled not private in its summary.
+func TestSeedIsPrivateAndSeededRunNotPrivate(t *testing.T) {
+	dir := t.TempDir()
+	runUntilCrash(t, dir, 15) // synthetic sets seed: 3
+	pub, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(pub), "seed") {
+		t.Errorf("the public %s holds the seed:\n%s", ConfigFile, pub)
+	}
+	if b, err := os.ReadFile(PrivatePath(dir, "seed.yaml")); err != nil || !strings.Contains(string(b), "seed: 3") {
+		t.Errorf("private/seed.yaml: %q, %v; want the seed", b, err)
+	}
+	sum, err := resume(t, dir, Options{}) // from the public config.yaml
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Reproducible || sum.NotPrivate == "" {
+		t.Errorf("resumed seeded run: reproducible %v, not_private %q; want it seeded and labelled not private", sum.Reproducible, sum.NotPrivate)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, SummaryFile))
+	if err != nil || !strings.Contains(string(b), `"not_private": "a seed was set`) {
+		t.Errorf("summary.json does not label the seeded run not private:\n%s", b)
+	}
+
+	// An unseeded run is not labelled.
+	tr, _ := newTrainer(t, "seed=", "training.steps=2")
+	if tr.cfg.Seed != nil {
+		t.Skip("cannot unset the seed through --set")
+	}
+	s2, err := tr.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s2.NotPrivate != "" {
+		t.Errorf("unseeded run labelled not private: %q", s2.NotPrivate)
+	}
+}
