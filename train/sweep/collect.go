@@ -50,6 +50,9 @@ type Group struct {
 	Steps     float64             `json:"steps_mean"`
 	MsPerStep float64             `json:"ms_per_step_mean"`
 	WallSec   float64             `json:"wall_s_total"`
+	// NotPrivate counts the group's finished cells whose outputs are not private (seeded
+	// runs: every noise draw can be regenerated from the seed).
+	NotPrivate int `json:"not_private"`
 	// Unavailable is the reason the group's cells cannot run yet, if so.
 	Unavailable string `json:"unavailable,omitempty"`
 	// Reference is the published result for the group's setting, if the suite gives one.
@@ -69,7 +72,9 @@ type Results struct {
 // PrivacyNote is printed under every collected table.
 const PrivacyNote = "Each cell's ε covers that run alone. Choosing the best cell (or its hyperparameters) " +
 	"on private data is itself a release that these numbers do not account for: tune on public data, " +
-	"or account for the selection (for example with a private hyperparameter-tuning mechanism)."
+	"or account for the selection (for example with a private hyperparameter-tuning mechanism). " +
+	"Seeded cells (the private column) are NOT private whatever their ε: every noise draw can be regenerated from the seed. " +
+	"ms/step and wall time come from each run's private/ directory (they depend on the realised batch sizes): the tables that show them are the operator's."
 
 // Collect reads every cell's summary (or error) and groups the cells over seeds.
 func Collect(p *Plan) (*Results, error) {
@@ -83,6 +88,11 @@ func Collect(p *Plan) (*Results, error) {
 			s, err := readSummary(filepath.Join(p.RunDir(i), train.SummaryFile))
 			if err != nil {
 				return nil, err
+			}
+			// Timing is the operator's (it depends on the realised batch sizes): it is in
+			// the run's private/, not in its summary.
+			if tm, err := train.ReadTiming(p.RunDir(i)); err == nil {
+				s.WallSec, s.MsPerStep = tm.WallSec, tm.MsPerStep
 			}
 			cr.Status, cr.Summary = StatusDone, s
 			if cr.Curve, err = readCurve(train.PrivatePath(p.RunDir(i), train.MetricsJSONL)); err != nil {
@@ -142,6 +152,9 @@ func group(cells []CellResult) []Group {
 				continue
 			}
 			s := c.Summary
+			if s.NotPrivate != "" {
+				g.NotPrivate++
+			}
 			acc = append(acc, s.TestAccuracy)
 			g.Steps += float64(s.Steps)
 			g.MsPerStep += s.MsPerStep

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/train"
 )
 
 // Files written by WriteResults into the plan directory.
@@ -52,7 +53,7 @@ func (r *Results) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
 	head := []string{"index", "id"}
 	head = append(head, r.Axes...)
-	head = append(head, "status", "error", "test_accuracy", "steps", "ms_per_step", "wall_s", "mode", "epsilon", "delta", "label", "mode_error")
+	head = append(head, "status", "error", "test_accuracy", "steps", "ms_per_step", "wall_s", "mode", "epsilon", "delta", "label", "mode_error", "private")
 	if err := cw.Write(head); err != nil {
 		return err
 	}
@@ -64,15 +65,16 @@ func (r *Results) WriteCSV(w io.Writer) error {
 		}
 		row = append(row, c.Status, c.Error)
 		if c.Summary == nil {
-			if err := cw.Write(append(row, "", "", "", "", "", "", "", "", "")); err != nil {
+			if err := cw.Write(append(row, "", "", "", "", "", "", "", "", "", "")); err != nil {
 				return err
 			}
 			continue
 		}
 		s := c.Summary
 		row = append(row, f(s.TestAccuracy), strconv.Itoa(s.Steps), f(s.MsPerStep), f(s.WallSec))
+		priv := privateMark(s)
 		if len(s.Epsilon) == 0 {
-			if err := cw.Write(append(row, "", "", "", "", "")); err != nil {
+			if err := cw.Write(append(row, "", "", "", "", "", priv)); err != nil {
 				return err
 			}
 		}
@@ -81,7 +83,7 @@ func (r *Results) WriteCSV(w io.Writer) error {
 			if e.Error != "" {
 				eps = ""
 			}
-			if err := cw.Write(append(append([]string(nil), row...), e.Mode, eps, f(e.Delta), string(e.Label), e.Error)); err != nil {
+			if err := cw.Write(append(append([]string(nil), row...), e.Mode, eps, f(e.Delta), string(e.Label), e.Error, priv)); err != nil {
 				return err
 			}
 		}
@@ -109,7 +111,7 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 	for _, m := range modes {
 		head = append(head, "ε "+m)
 	}
-	head = append(head, "steps", "ms/step", "wall (s)")
+	head = append(head, "private", "steps", "ms/step", "wall (s)")
 	refs := false
 	for _, g := range r.Groups {
 		refs = refs || g.Reference != ""
@@ -128,7 +130,7 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 			for range modes {
 				row = append(row, "")
 			}
-			row = append(row, "", "", "")
+			row = append(row, "", "", "", "")
 			if refs {
 				row = append(row, g.Reference)
 			}
@@ -150,6 +152,14 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 			}
 			row = append(row, cell)
 		}
+		switch {
+		case g.Seeds == 0:
+			row = append(row, "")
+		case g.NotPrivate > 0:
+			row = append(row, fmt.Sprintf("**NO** (%d/%d seeded)", g.NotPrivate, g.Seeds))
+		default:
+			row = append(row, "yes")
+		}
 		if g.Seeds == 0 {
 			row = append(row, "", "", "")
 		} else {
@@ -160,7 +170,7 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "| %s |\n", strings.Join(row, " | "))
 	}
-	b.WriteString("\nε: the largest over the group's seeds, per accounting mode, with its label (certified: the theorem's assumptions were declared and checked; paper: the paper's formula as printed; approximate: an estimate). n/a: the accountant does not cover the run.\n")
+	b.WriteString("\nε: the largest over the group's seeds, per accounting mode, with its label (certified: the theorem's assumptions were declared and checked; paper: the paper's formula as printed; approximate: an estimate). n/a: the accountant does not cover the run. private: NO when a cell was seeded (its noise can be regenerated from the seed, so its outputs are not private whatever ε says).\n")
 	if ps := r.Problems(); len(ps) > 0 {
 		b.WriteString("\nCells that did not finish:\n\n")
 		for _, c := range ps {
@@ -174,4 +184,13 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(&b, "\nPrivacy: %s\n", r.PrivacyNote)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// privateMark is the private column of a cell: "no (seeded)" for a run whose outputs are not
+// private, "yes" otherwise.
+func privateMark(s *train.Summary) string {
+	if s.NotPrivate != "" {
+		return "no (seeded)"
+	}
+	return "yes"
 }

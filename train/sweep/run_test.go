@@ -118,7 +118,15 @@ func TestRunLocalThenCollect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| dp-sgd | 2/2 |", "(certified)", "ε rdp", "ε pld", "not yet available: not written yet", "| published |", "| 42% (a made-up paper) |", PrivacyNote} {
+	// Every cell is seeded: the tables mark the groups not private. Their timing comes from
+	// each run's private/ (summary.json does not publish it).
+	for _, g := range r.Groups[:2] {
+		if g.NotPrivate != 2 || !(g.MsPerStep > 0) {
+			t.Errorf("group %s: %d cells not private, %g ms/step; want 2 seeded cells and the timing from private/", g.name(), g.NotPrivate, g.MsPerStep)
+		}
+	}
+	for _, want := range []string{"| dp-sgd | 2/2 |", "(certified)", "ε rdp", "ε pld", "not yet available: not written yet", "| published |", "| 42% (a made-up paper) |", PrivacyNote,
+		"| private |", "**NO** (2/2 seeded)"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("results.md lacks %q:\n%s", want, md)
 		}
@@ -130,6 +138,9 @@ func TestRunLocalThenCollect(t *testing.T) {
 	// header, 4 cells × 2 modes, 2 unavailable cells
 	if n := strings.Count(string(csv), "\n"); n != 1+8+2 {
 		t.Errorf("results.csv has %d lines, want 11:\n%s", n, csv)
+	}
+	if !strings.Contains(string(csv), ",private\n") || strings.Count(string(csv), ",no (seeded)\n") != 8 {
+		t.Errorf("results.csv does not mark the 8 rows of seeded cells not private:\n%s", csv)
 	}
 	for _, f := range []string{PlotAccuracy, PlotEpsilon, ResultsJSON} {
 		if st, err := os.Stat(filepath.Join(p.Dir(), f)); err != nil || st.Size() == 0 {
