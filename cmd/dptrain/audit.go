@@ -98,8 +98,8 @@ func writeJSON(w io.Writer, v any) error {
 
 func printAudit(out io.Writer, r *audit.Report) error {
 	s := r.Summary
-	fmt.Fprintf(out, "%s: %s on %s, %s; %d/%d steps, q = %.5g, σ = %.5g, C = %g, test accuracy %.4f\n",
-		s.Name, s.Algorithm, s.Dataset, s.Model, s.Steps, s.PlannedSteps, s.SampleRate, s.NoiseMultiplier, s.ClipNorm, s.TestAccuracy)
+	fmt.Fprintf(out, "%s: %s on %s, %s; %d/%d steps, q = %.5g, σ = %s, C = %g, test accuracy %.4f\n",
+		s.Name, s.Algorithm, s.Dataset, s.Model, s.Steps, s.PlannedSteps, s.SampleRate, train.FormatUp(s.NoiseMultiplier, 5), s.ClipNorm, s.TestAccuracy)
 	b := r.Bound
 	fmt.Fprintf(out, "audit (%s, %s neighbours): %d canaries, %d included", r.Threat, r.Adjacency, r.Canaries, r.Included)
 	if r.Support > 0 {

@@ -19,7 +19,7 @@ func TestTrainSaysWhatIsPublishable(t *testing.T) {
 	os.WriteFile(cfg, []byte(synthConfig), 0o644)
 	run := filepath.Join(dir, "run")
 	out, _, err := runDptrain(t, "train", "--config", cfg, "--no-progress", "--set", "output.dir="+run,
-		"--set", "training.steps=3")
+		"--set", "training.steps=3", "--set", "seed=")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,5 +55,30 @@ func TestTrainSaysWhatIsPublishable(t *testing.T) {
 		if !strings.Contains(string(readme), want) {
 			t.Errorf("private/README.txt does not say %q:\n%s", want, readme)
 		}
+	}
+}
+
+// A seeded run is reproducible and not private: its report says so and calls nothing safe to
+// publish, and the seed is in private/, not in the public config.yaml.
+func TestSeededRunIsNotCalledPublishable(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.yaml")
+	os.WriteFile(cfg, []byte(synthConfig), 0o644) // seed: 1
+	run := filepath.Join(dir, "run")
+	out, _, err := runDptrain(t, "train", "--config", cfg, "--no-progress", "--set", "output.dir="+run, "--set", "training.steps=3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "safe to publish") || !strings.Contains(out, "NOT PRIVATE") || !strings.Contains(out, "not for release") {
+		t.Errorf("a seeded run's report:\n%s\nwant NOT PRIVATE and not for release, never safe to publish", out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(run, train.ConfigFile)); strings.Contains(string(b), "seed") {
+		t.Errorf("the public config.yaml holds the seed:\n%s", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(run, train.SummaryFile)); strings.Contains(string(b), "wall_s") || strings.Contains(string(b), "ms_per_step") {
+		t.Errorf("summary.json publishes the timing:\n%s", b)
+	}
+	if _, err := os.Stat(train.PrivatePath(run, train.TimingFile)); err != nil {
+		t.Errorf("no timing in private/: %v", err)
 	}
 }

@@ -48,6 +48,13 @@ func TestSIGTERMCheckpointsAndResumesFromSavedConfig(t *testing.T) {
 	if !errors.As(err, &ee) || ee.status != 143 {
 		t.Fatalf("after SIGTERM: %v, want exit status 143", err)
 	}
+	// The interrupted run's model is an intermediate iterate: it stays in private/.
+	if _, err := os.Stat(filepath.Join(run, train.ModelFile)); err == nil {
+		t.Errorf("an interrupted run wrote %s at the top of its directory, where it reads as publishable", train.ModelFile)
+	}
+	if _, err := os.Stat(train.PrivatePath(run, train.InterruptedModelFile)); err != nil {
+		t.Errorf("the interrupted run's model is not in private/: %v", err)
+	}
 	saved := filepath.Join(run, "config.yaml")
 	if !strings.Contains(err.Error(), "dptrain train --config "+saved+" --resume") {
 		t.Errorf("message %q does not give the command to continue", err)
@@ -68,6 +75,9 @@ func TestSIGTERMCheckpointsAndResumesFromSavedConfig(t *testing.T) {
 	var sum train.Summary
 	if err := json.Unmarshal([]byte(out), &sum); err != nil || sum.Steps != ck.Header.Step+5 || len(sum.ChangedOnResume) != 1 || sum.ChangedOnResume[0] != "training.steps: 1000000 → "+steps {
 		t.Errorf("summary after resume: %v %+v", err, sum)
+	}
+	if _, err := os.Stat(filepath.Join(run, train.ModelFile)); err != nil {
+		t.Errorf("the run resumed to its end wrote no %s: %v", train.ModelFile, err)
 	}
 	if _, _, err := runDptrain(t, "train", "--config", cfg, "--resume", "--set", "output.dir="+filepath.Join(dir, "none")); err == nil || !strings.Contains(err.Error(), "no checkpoint") {
 		t.Errorf("--resume on a directory without a checkpoint: %v", err)

@@ -45,8 +45,20 @@ The progress line fits the terminal: on a narrow one it drops the bar, the epoch
 accuracies first and abbreviates the labels (c = certified, p = paper, ~ = approximate); ε of
 every accountant is always shown, the last value computed until the next.
 
+Every private step is appended to private/ledger.jsonl, the run's privacy ledger, which only
+grows: a resume, from the newest checkpoint or an older one (--resume-from), composes all of
+it, so ε counts every step ever executed on the data, on every branch, and the summary says
+when a rewind happened. The timing of a run is in private/timing.json (it depends on the
+realised batch sizes), not in summary.json.
+
 Ctrl-C (SIGINT) and SIGTERM save a checkpoint and stop with status 130 or 143; continue with
---resume and the run's own config.yaml.`,
+--resume and the run's own config.yaml. An interrupted run's model and summary are kept in
+private/ (model-interrupted.dpm, summary-interrupted.json) until the run reaches its planned
+end: an intermediate model is a release of its own, which hidden-state accountants do not cover.
+
+A seed makes a run reproducible and NOT private (every noise draw can be regenerated): the
+summary says so, nothing is called safe to publish, and the seed is kept in private/seed.yaml,
+never in the public config.yaml (a resume reads it from there).`,
 		Example: `  dptrain train --config configs/quickstart.yaml
   dptrain train --config configs/fmnist-cnn-dpsgd.yaml --set training.epochs=1 --json
   dptrain train --config runs/quickstart/config.yaml --resume
@@ -89,7 +101,7 @@ Ctrl-C (SIGINT) and SIGTERM save a checkpoint and stop with status 130 or 143; c
 				return err
 			}
 			if sig := received(); sig != nil && sum.Interrupted {
-				return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s: %s; a checkpoint was saved in %s. Continue with:\n  dptrain train --config %s --resume",
+				return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s: %s; a checkpoint was saved in %s, and the model is kept in private/ until the planned end. Continue with:\n  dptrain train --config %s --resume",
 					sig, sum.StoppedEarly, train.PrivatePath(sum.OutputDir, train.CheckpointFile), sum.ConfigFile)}
 			}
 			return nil
@@ -143,8 +155,9 @@ func printSummary(cmd *cobra.Command, s *train.Summary, asJSON bool) error {
 		return enc.Encode(s)
 	}
 	fmt.Fprintf(out, "%s: %s on %s, %s\n", s.Name, s.Algorithm, s.Dataset, s.Model)
-	fmt.Fprintf(out, "test accuracy %.4f (loss %.4f) after %d/%d steps (%.2f epochs, q = %.5g, σ = %.5g, C = %g)\n",
-		s.TestAccuracy, s.TestLoss, s.Steps, s.PlannedSteps, s.Epochs, s.SampleRate, s.NoiseMultiplier, s.ClipNorm)
+	// σ is printed rounded up: a run configured from the printed value has at least this noise.
+	fmt.Fprintf(out, "test accuracy %.4f (loss %.4f) after %d/%d steps (%.2f epochs, q = %.5g, σ = %s, C = %g)\n",
+		s.TestAccuracy, s.TestLoss, s.Steps, s.PlannedSteps, s.Epochs, s.SampleRate, train.FormatUp(s.NoiseMultiplier, 5), s.ClipNorm)
 	if s.StoppedEarly != "" {
 		fmt.Fprintln(out, s.StoppedEarly)
 	}
@@ -161,18 +174,32 @@ func printSummary(cmd *cobra.Command, s *train.Summary, asJSON bool) error {
 			}
 			fmt.Fprintf(tw, "%s\t%.4f\t%g\t%s\n", e.Mode, e.Epsilon, e.Delta, e.Label)
 		}
+		if c := s.CertifiedEpsilon; c != nil {
+			fmt.Fprintf(tw, "%s\t%.4f\t%g\t%s\t(not in privacy.accountants: the certified ε of the same run, beside the bounds above)\n", c.Mode, c.Epsilon, c.Delta, c.Label)
+		}
 		tw.Flush()
 		if s.TargetBound != "" {
 			fmt.Fprintln(out, s.TargetBound)
 		}
+		fmt.Fprintf(out, "privacy ledger: %d private steps executed on this data (private/%s)\n", s.LedgerSteps, train.LedgerFile)
+		if s.Rewind != "" {
+			fmt.Fprintf(out, "REWIND: %s\n", s.Rewind)
+		}
+		fmt.Fprintf(out, "declared public: n = %d training examples\n", s.DatasetSize)
 	} else {
 		fmt.Fprintln(out, "non-private run: no privacy guarantee")
 	}
-	if s.Reproducible {
-		fmt.Fprintln(out, "WARNING: a seed was set; this run is reproducible and not for release")
+	if s.NotPrivate != "" {
+		fmt.Fprintf(out, "NOT PRIVATE: %s\n", s.NotPrivate)
 	}
-	fmt.Fprintf(out, "%.1f s, %.1f ms/step (blas %s); model: %s\n", s.WallSec, s.MsPerStep, s.BLAS, s.ModelFile)
-	if len(s.Epsilon) > 0 {
+	fmt.Fprintf(out, "%.1f s, %.1f ms/step (blas %s; timing is operator only: private/%s); model: %s\n", s.WallSec, s.MsPerStep, s.BLAS, train.TimingFile, s.ModelFile)
+	switch {
+	case len(s.Epsilon) == 0:
+	case s.Held != "":
+		fmt.Fprintf(out, "NOT YET FOR RELEASE: %s\n", s.Held)
+	case s.NotPrivate != "":
+		fmt.Fprintf(out, "not for release: the model, summary and config of a seeded run are not private (the seed is in %s)\n", train.PrivatePath(s.OutputDir, train.SeedFile))
+	default:
 		fmt.Fprintln(out, train.PublishLine(s.OutputDir))
 	}
 	return nil
