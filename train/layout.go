@@ -49,7 +49,7 @@ The files that may be published are in the directory above:
 // PublishLine is the one line `dptrain train` prints about which of a run's files may be
 // published and which are the operator's.
 func PublishLine(runDir string) string {
-	return fmt.Sprintf("safe to publish: %s, %s and %s in %s (ε per mode, test evaluation); operator only, not covered by the guarantee: everything in %s (metrics of private batches, checkpoints)",
+	return fmt.Sprintf("safe to publish: %s, %s and %s in %s (ε per mode, test evaluation); operator only, not covered by the guarantee: everything in %s (metrics of private batches, checkpoints, the privacy ledger, timing)",
 		ModelFile, SummaryFile, ConfigFile, runDir, PrivatePath(runDir)+string(filepath.Separator))
 }
 

@@ -48,3 +48,17 @@ func TestSeedIsPrivateAndSeededRunNotPrivate(t *testing.T) {
 		t.Errorf("unseeded run labelled not private: %q", s2.NotPrivate)
 	}
 }
+
+// A run whose stopping accountant was resolved (privacy.stop_accountant unset, a target set)
+// resumes from its own saved config.yaml.
+func TestResumeFromSavedConfigWithResolvedStopAccountant(t *testing.T) {
+	dir := t.TempDir()
+	runUntilCrash(t, dir, 15, "privacy.target_epsilon=20")
+	sum, err := resume(t, dir, Options{})
+	if err != nil {
+		t.Fatalf("resume from the saved config.yaml: %v", err)
+	}
+	if sum.Steps != 30 {
+		t.Errorf("resumed run: %d steps, want 30", sum.Steps)
+	}
+}

@@ -96,6 +96,8 @@ type Trainer struct {
 	// checkpointLedger is the ledger stored in the checkpoint resumed from.
 	ledger           *runLedger
 	checkpointLedger []accounting.Step
+	// givenStop is privacy.stop_accountant as the config gave it, before resolution.
+	givenStop string
 	// abandoned is the number of steps the ledger holds beyond this branch's trajectory
 	// (steps of branches the run abandoned by continuing from an older checkpoint).
 	abandoned int
@@ -127,6 +129,9 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Trainer, error) {
 		return nil, err
 	}
 	t.hash = t.canon.Hash()
+	// checkCoverage resolves an unset privacy.stop_accountant into cfg; the saved config keeps
+	// it as given, so that it has the hash the checkpoints carry and resumes the run.
+	t.givenStop = cfg.Privacy.StopAccountant
 
 	if cfg.Seed != nil {
 		t.noise = optim.NewSeededNoise(*cfg.Seed)
@@ -312,7 +317,9 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	if t.ledger != nil {
 		defer t.ledger.close()
 	}
-	if err := writeConfig(out, cfg); err != nil {
+	saved := *cfg
+	saved.Privacy.StopAccountant = t.givenStop
+	if err := writeConfig(out, &saved); err != nil {
 		return nil, err
 	}
 
@@ -357,7 +364,7 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 			break
 		}
 		idxs, bi := t.sampler.Next(idx[:0])
-		info := batchInfo(t.sampler, bi, t.cfg.Optimizer.BatchSize)
+		info := bi
 		if t.live != nil && cfg.Privacy.TargetEpsilon > 0 {
 			next, err := t.declare(info)
 			if err != nil {
