@@ -99,6 +99,8 @@ type directScratch struct {
 	// Conv layers whose per-sample gradients are materialised to compute their norms
 	// (keepSample): the block's per-sample weight gradients and bias gradients, by layer.
 	mat, bias [][]float32
+	// Other conv layers: the block's P and G in float64, by layer.
+	blk64 [][]float64
 	// PerSampleGradSum: one sample's gradient, and a conv layer's in patch row order.
 	sample, wtmp []float32
 }
@@ -236,6 +238,7 @@ func (dr *direct) scratch(w int) *directScratch {
 		}
 		s.dp, s.key, s.max2 = make([]float32, directBlock*dp), make([]int32, best), make([]float32, best)
 		s.mat, s.bias = make([][]float32, len(dr.nw.plan.layers)), make([][]float32, len(dr.nw.plan.layers))
+		s.blk64 = make([][]float64, len(dr.nw.plan.layers))
 		for j := range dr.nw.plan.layers {
 			if l := &dr.nw.plan.layers[j]; keepSample(l) {
 				s.mat[j], s.bias[j] = make([]float32, directBlock*l.d*l.k), make([]float32, directBlock*l.k)
@@ -520,6 +523,22 @@ func (dr *direct) clipBlock(start, lo, m int, clip float64, needNorms bool, norm
 				materialise(sq, a, g, l, s.mat[dr.ops[i].p], s.bias[dr.ops[i].p])
 				continue
 			}
+			if l.kind == kindConv {
+				// The block's P and G in float64 once, for the norms and the clipped sum.
+				geo := l.geometry()
+				r, d, k := geo.Rows, geo.In, geo.Out
+				j := dr.ops[i].p
+				s.blk64[j] = growF64(s.blk64[j], m*r*(d+k))
+				p64, g64 := s.blk64[j][:m*r*d], s.blk64[j][m*r*d:m*r*(d+k)]
+				toF64(p64, a)
+				toF64(g64, g)
+				s.norm64 = growF64(s.norm64, 2*r*r+d*k)
+				gram := geo.useGram()
+				for e := range sq {
+					sq[e] += convSquaredNorm64(p64[e*r*d:(e+1)*r*d], g64[e*r*k:(e+1)*r*k], geo, gram, s.norm64)
+				}
+				continue
+			}
 			var err error
 			if s.norm, s.norm64, err = squaredNorms(sq, a, g, l.geometry(), s.norm, s.norm64); err != nil {
 				return fmt.Errorf("layer %s: %w", l.name, err)
@@ -591,22 +610,22 @@ func (dr *direct) clipBlock(start, lo, m int, clip float64, needNorms bool, norm
 			}
 			continue
 		}
-		// Σ_i c_i·P_iᵀG_i and Σ_i c_i·G_iᵀ1, scaled and accumulated in float64 (see
-		// addProducts64); a dropped sample has c_i = 0.
-		scale := dr.scale[lo : lo+m]
+		// Σ_i c_i·P_iᵀG_i and Σ_i c_i·G_iᵀ1, scaled and accumulated in float64 from the
+		// block's float64 copies (see addProducts64); a dropped sample has c_i = 0.
 		var gb []float32
 		if l.b >= 0 {
 			gb = part[off+dk : off+dk+l.k]
 			clear(gb)
 		}
 		clear(part[off : off+dk])
-		s.norm64 = addProducts64(part[off:off+dk], gb, a, g, scale, m, l.geometry(), s.norm64)
+		s.norm64 = sumProducts64(part[off:off+dk], gb, s.blk64[j], dr.scale[lo:lo+m], l.geometry(), s.norm64)
 	}
 	return nil
 }
 
 // dropSample zeroes sample i's (chunk index) rows of A and G in every parameter layer, so that
-// the clipped-sum GEMMs over the chunk get exactly 0 from it whatever its values were.
+// the clipped-sum GEMMs over the chunk get exactly 0 from it whatever its values were (the
+// float64 copies of conv layers are skipped by their zero scale instead).
 func (dr *direct) dropSample(i int) {
 	for oi := range dr.ops {
 		if k := dr.ops[oi].kind; k != opDense && k != opConv {

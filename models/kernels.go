@@ -121,14 +121,25 @@ const unit64 = 0x1p-53
 func convSquaredNorm(pf, gf []float32, geo LayerGeometry, gram bool, s []float64) float64 {
 	r, d, k := geo.Rows, geo.In, geo.Out
 	p64, g64 := s[:r*d], s[r*d:r*(d+k)]
-	pp, gg := s[r*(d+k):r*(d+k)+r*r], s[r*(d+k)+r*r:r*(d+k)+2*r*r]
-	for t, v := range pf[:r*d] {
-		p64[t] = float64(v)
+	toF64(p64, pf[:r*d])
+	toF64(g64, gf[:r*k])
+	return convSquaredNorm64(p64, g64, geo, gram, s[r*(d+k):])
+}
+
+// toF64 converts src to float64 into dst.
+func toF64(dst []float64, src []float32) {
+	dst = dst[:len(src)]
+	for t, v := range src {
+		dst[t] = float64(v)
 	}
-	for t, v := range gf[:r*k] {
-		g64[t] = float64(v)
-	}
-	// pn[p] and gn[p] (the diagonals of pp and gg) bound ‖P_p‖² and ‖G_p‖² from below.
+}
+
+// convSquaredNorm64 is convSquaredNorm on P and G already converted to float64; s is scratch of
+// 2r² + dk values.
+func convSquaredNorm64(p64, g64 []float64, geo LayerGeometry, gram bool, s []float64) float64 {
+	r, d, k := geo.Rows, geo.In, geo.Out
+	pp, gg := s[:r*r], s[r*r:2*r*r]
+	// The diagonals of pp and gg are ‖P_p‖² and ‖G_p‖² up to round-off.
 	var v, sum float64
 	if gram {
 		blas64.Syrk(blas.NoTrans, 1, blas64.General{Rows: r, Cols: d, Stride: d, Data: p64}, 0,
@@ -163,7 +174,7 @@ func convSquaredNorm(pf, gf []float32, geo LayerGeometry, gram bool, s []float64
 		v += slack
 	} else {
 		// PᵀG explicitly.
-		w := s[r*(d+k)+2*r*r : r*(d+k)+2*r*r+d*k]
+		w := s[2*r*r : 2*r*r+d*k]
 		blas64.Gemm(blas.Trans, blas.NoTrans, 1, blas64.General{Rows: r, Cols: d, Stride: d, Data: p64},
 			blas64.General{Rows: r, Cols: k, Stride: k, Data: g64}, 0, blas64.General{Rows: d, Cols: k, Stride: k, Data: w})
 		var w2 float64
@@ -256,6 +267,48 @@ func scaledSum(gw, gb []float32, a, g []float32, scale []float32, geo LayerGeome
 
 // products64Group is how many examples addProducts64 converts to float64 at a time.
 const products64Group = 32
+
+// sumProducts64 adds Σ_i c_i·P_iᵀG_i and (gb not nil) Σ_i c_i·G_iᵀ1 to gw and gb like
+// addProducts64, from blk, the m = len(scale) examples' P (m·r×d) then G (m·r×k) already in
+// float64; it scales blk's G rows in place and zeroes the rows of examples with c_i = 0. s is
+// scratch of d·k + k values, returned grown.
+func sumProducts64(gw, gb []float32, blk []float64, scale []float32, geo LayerGeometry, s []float64) []float64 {
+	r, d, k := geo.Rows, geo.In, geo.Out
+	m := len(scale)
+	a64, g64 := blk[:m*r*d], blk[m*r*d:m*r*(d+k)]
+	for i, c := range scale {
+		switch c {
+		case 1:
+		case 0:
+			clear(a64[i*r*d : (i+1)*r*d])
+			clear(g64[i*r*k : (i+1)*r*k])
+		default:
+			cf := float64(c)
+			for t := range g64[i*r*k : (i+1)*r*k] {
+				g64[i*r*k+t] *= cf
+			}
+		}
+	}
+	s = growF64(s, d*k+k)
+	w64, b64 := s[:d*k], s[d*k:d*k+k]
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, blas64.General{Rows: m * r, Cols: d, Stride: d, Data: a64},
+		blas64.General{Rows: m * r, Cols: k, Stride: k, Data: g64}, 0, blas64.General{Rows: d, Cols: k, Stride: k, Data: w64})
+	for t, v := range w64 {
+		gw[t] = float32(float64(gw[t]) + v)
+	}
+	if gb != nil {
+		clear(b64)
+		for row := 0; row < m*r; row++ {
+			for c, v := range g64[row*k : (row+1)*k] {
+				b64[c] += v
+			}
+		}
+		for c, v := range b64 {
+			gb[c] = float32(float64(gb[c]) + v)
+		}
+	}
+	return s
+}
 
 // addProducts64 adds Σ_i c_i·P_iᵀG_i over the m examples of a conv layer to gw and, when gb is
 // not nil, Σ_i c_i·G_iᵀ1 to gb, with c_i = scale[i] (1 when scale is nil), scaled and
