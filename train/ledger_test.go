@@ -5,6 +5,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dptrain/dptrain/accounting/modes"
@@ -65,5 +67,24 @@ func TestResumeFromOlderCheckpointNeverRewindsLedger(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(PrivatePath(dir), LedgerFile)); err != nil {
 		t.Errorf("no ledger file in private/: %v", err)
+	}
+}
+
+// After a rewind the release is no longer the last iterate of one trajectory: the hidden-state
+// accountants (mbcd here) stop applying and say why; a resume that abandoned nothing (an
+// interrupt checkpoints at its step) keeps them.
+func TestRewindVoidsHiddenStateAccountants(t *testing.T) {
+	cfg, err := ParseConfig([]byte(synthetic), append(slices.Clone(mbcdOverrides), "output.dir="+t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sum := killAndResume(t, cfg, nil, 12) // checkpoint at 7: steps 8 to 12 abandoned
+	if sum.AbandonedSteps != 5 || sum.Epsilon[0].Mode != "mbcd" || !strings.Contains(sum.Epsilon[0].Error, "abandoned") {
+		t.Errorf("after a rewind of 5 steps: %d abandoned, ε[%s] = %v (%q); want mbcd to stop applying", sum.AbandonedSteps, sum.Epsilon[0].Mode, sum.Epsilon[0].Epsilon, sum.Epsilon[0].Error)
+	}
+	cfg2, _ := ParseConfig([]byte(synthetic), append(slices.Clone(mbcdOverrides), "output.dir="+t.TempDir()))
+	_, sum2 := interruptAndResume(t, cfg2, nil, 12)
+	if sum2.AbandonedSteps != 0 || sum2.Epsilon[0].Error != "" {
+		t.Errorf("after an interrupt: %d abandoned, mbcd error %q; want mbcd to apply", sum2.AbandonedSteps, sum2.Epsilon[0].Error)
 	}
 }
