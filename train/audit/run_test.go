@@ -214,6 +214,9 @@ func TestAuditDPULR(t *testing.T) {
 		{"certified", AllIterates, "", "--threat final-model"},
 	} {
 		overrides := append(append([]string(nil), dpULR...), "optimizer.dp_ulr.mode="+c.mode)
+		if c.mode == "certified" {
+			overrides = append(overrides, "optimizer.dp_ulr.sigma=1")
+		}
 		if c.threat == AllIterates {
 			overrides = append(overrides, "privacy.accountants=[rdp]")
 		}
