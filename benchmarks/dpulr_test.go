@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
 )
@@ -18,8 +18,12 @@ import (
 func BenchmarkDPULRStep(b *testing.B) {
 	const batch = 200
 	spec := models.Spec{Kind: "mlp", Input: []int{784}, Classes: 10, Hidden: []int{128, 64, 32}, Activation: "gelu"}
-	info := optim.BatchInfo{Sampling: accounting.PoissonWithRejection, SampleRate: batch / 60000.0, DatasetSize: 60000, MinBatchSize: batch / 2}
 	rng := rand.New(rand.NewPCG(1, 2))
+	sampler, err := data.NewSampler(data.SchemePoissonWithRejection, 60000, batch, batch/2, rng)
+	if err != nil {
+		b.Fatal(err)
+	}
+	info := data.PlannedBatch(sampler, 0)
 	data := models.Batch{X: make([]float32, batch*784), Y: make([]int32, batch), N: batch}
 	for i := range data.X {
 		data.X[i] = float32(rng.NormFloat64())

@@ -16,7 +16,7 @@ func NewFull(n int) (*Full, error) {
 
 // Next returns 0..n−1.
 func (s *Full) Next(dst []int) ([]int, BatchInfo) {
-	info := BatchInfo{Step: s.step, Epoch: s.step}
+	info := declared(s, BatchInfo{Step: s.step, Epoch: s.step})
 	s.step++
 	dst = dst[:0]
 	for i := range s.n {

@@ -54,7 +54,7 @@ func (p *Poisson) draw(dst []int) []int {
 
 // Next returns the next batch.
 func (p *Poisson) Next(dst []int) ([]int, BatchInfo) {
-	info := BatchInfo{Step: p.step, Epoch: p.step / p.StepsPerEpoch()}
+	info := declared(p, BatchInfo{Step: p.step, Epoch: p.step / p.StepsPerEpoch()})
 	p.step++
 	return p.draw(dst), info
 }

@@ -59,7 +59,7 @@ func binomialLowerTail(n int, q float64, m int) (p, mean float64) {
 
 // Next returns the next accepted batch; info.Rejected counts the draws discarded before it.
 func (s *PoissonWithRejection) Next(dst []int) ([]int, BatchInfo) {
-	info := BatchInfo{Step: s.step, Epoch: s.step / s.StepsPerEpoch()}
+	info := declared(s, BatchInfo{Step: s.step, Epoch: s.step / s.StepsPerEpoch()})
 	s.step++
 	for {
 		dst = s.poisson.draw(dst)

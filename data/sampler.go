@@ -28,7 +28,12 @@ const (
 	SchemePoissonWithRejection Scheme = "poisson-with-rejection"
 )
 
-// BatchInfo describes one batch a sampler drew.
+// BatchInfo describes one batch a sampler drew: where it falls in the run, and the sampler's
+// declaration of how it was drawn (scheme, rate, fixed batch size, dataset size, rejection
+// threshold), which accountants interpret. The declaration is set only by this package's
+// samplers (Next and PlannedBatch): a private step takes it from the batch, so that a program
+// cannot pair one sampler with another scheme's declaration. A BatchInfo built any other way
+// declares nothing, and private steps refuse it.
 type BatchInfo struct {
 	// Step counts the batches drawn before this one, from 0.
 	Step int
@@ -41,11 +46,51 @@ type BatchInfo struct {
 	// Rejected is how many Poisson draws PoissonWithRejection discarded (as smaller than its
 	// MinBatchSize) before this batch; 0 for the other schemes.
 	Rejected int
+
+	scheme           Scheme
+	rate             float64
+	size, n, minSize int
+}
+
+// Scheme is the sampling scheme that drew the batch ("" if no sampler of this package did).
+func (b BatchInfo) Scheme() Scheme { return b.scheme }
+
+// SampleRate is q: the Poisson rate, b/n for fixed-size schemes, 1 for full batch.
+func (b BatchInfo) SampleRate() float64 { return b.rate }
+
+// BatchSize is the fixed batch size of fixed-size schemes (n for full batch); 0 for the
+// Poisson schemes, whose batch size is random and never declared.
+func (b BatchInfo) BatchSize() int { return b.size }
+
+// DatasetSize is n.
+func (b BatchInfo) DatasetSize() int { return b.n }
+
+// MinBatchSize is PoissonWithRejection's threshold N_B; 0 for the other schemes.
+func (b BatchInfo) MinBatchSize() int { return b.minSize }
+
+// declared returns info with s's declaration.
+func declared(s Sampler, info BatchInfo) BatchInfo {
+	info.scheme, info.rate, info.n = s.Scheme(), s.SampleRate(), s.DatasetSize()
+	switch info.scheme {
+	case SchemePoisson:
+	case SchemePoissonWithRejection:
+		if r, ok := s.(interface{ MinBatchSize() int }); ok {
+			info.minSize = r.MinBatchSize()
+		}
+	case SchemeFull:
+		info.size = info.n
+	default:
+		if f, ok := s.(interface{ BatchSize() int }); ok {
+			info.size = f.BatchSize()
+		}
+	}
+	return info
 }
 
 // PlannedBatch returns the public description of the batch sampler s will draw at step k
 // (from 0), without drawing anything: its step, epoch and, for the partition schemes
-// (Shuffled, ShuffledOnce), its index in the partition. Rejected is left 0: it is random.
+// (Shuffled, ShuffledOnce), its index in the partition, and the sampler's declaration.
+// Rejected is left 0: it is random.
 // Calibration uses it to declare every planned step before training.
 func PlannedBatch(s Sampler, k int) BatchInfo {
 	e := s.StepsPerEpoch()
@@ -53,7 +98,7 @@ func PlannedBatch(s Sampler, k int) BatchInfo {
 	if sc := s.Scheme(); sc == SchemeShuffled || sc == SchemeShuffledOnce {
 		info.BatchIndex = k % e
 	}
-	return info
+	return declared(s, info)
 }
 
 // Sampler picks the indices of each step's batch from a dataset of DatasetSize examples. It

@@ -30,7 +30,7 @@ func NewShuffled(n, b int, rng *rand.Rand) (*Shuffled, error) {
 func (s *Shuffled) Next(dst []int) ([]int, BatchInfo) {
 	k := s.StepsPerEpoch()
 	pos := s.step % k
-	info := BatchInfo{Step: s.step, Epoch: s.step / k, BatchIndex: pos}
+	info := declared(s, BatchInfo{Step: s.step, Epoch: s.step / k, BatchIndex: pos})
 	s.step++
 	if pos == 0 {
 		s.rng.Shuffle(len(s.perm), func(i, j int) { s.perm[i], s.perm[j] = s.perm[j], s.perm[i] })

@@ -26,7 +26,7 @@ func NewShuffledOnce(n, b int, rng *rand.Rand) (*ShuffledOnce, error) {
 func (s *ShuffledOnce) Next(dst []int) ([]int, BatchInfo) {
 	k := s.StepsPerEpoch()
 	pos := s.step % k
-	info := BatchInfo{Step: s.step, Epoch: s.step / k, BatchIndex: pos}
+	info := declared(s, BatchInfo{Step: s.step, Epoch: s.step / k, BatchIndex: pos})
 	s.step++
 	return append(dst[:0], s.perm[pos*s.b:(pos+1)*s.b]...), info
 }

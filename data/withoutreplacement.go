@@ -28,7 +28,7 @@ func NewWithoutReplacement(n, b int, rng *rand.Rand) (*WithoutReplacement, error
 
 // Next returns the next batch.
 func (s *WithoutReplacement) Next(dst []int) ([]int, BatchInfo) {
-	info := BatchInfo{Step: s.step, Epoch: s.step / s.StepsPerEpoch()}
+	info := declared(s, BatchInfo{Step: s.step, Epoch: s.step / s.StepsPerEpoch()})
 	s.step++
 	n := len(s.perm)
 	for i := range s.b {

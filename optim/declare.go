@@ -24,7 +24,8 @@ type StepDeclarer interface {
 }
 
 // declaredBatch is a stand-in batch of the size info declares, for plan's public checks.
-func declaredBatch(info BatchInfo) Batch {
+func declaredBatch(bi BatchInfo) Batch {
+	info := declOf(bi)
 	switch info.Sampling {
 	case accounting.FullBatch:
 		return Batch{N: info.DatasetSize}

@@ -1,11 +1,11 @@
 package optim
 
 import (
+	"github.com/dptrain/dptrain/data"
 	"math"
 	"reflect"
 	"testing"
 
-	"github.com/dptrain/dptrain/accounting"
 )
 
 // Declare must predict exactly the records Step then releases.
@@ -24,19 +24,19 @@ func TestDeclareMatchesStep(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return o, BatchInfo{Sampling: accounting.Poisson, SampleRate: 0.25, DatasetSize: n}, 10
+			return o, drawn(data.SchemePoisson, n, (0.25)*float64(n), 0, 0), 10
 		case "modelmix":
 			o, err := NewModelMix(ModelMixConfig{NoiseMultiplier: 1.1, ClipNorm: 1, LinfParts: 4, Schedule: Constant{0.05}, MixRatio: 2}, noise)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return o, BatchInfo{Sampling: accounting.Poisson, SampleRate: 0.25, DatasetSize: n}, 10
+			return o, drawn(data.SchemePoisson, n, (0.25)*float64(n), 0, 0), 10
 		default:
 			o, err := NewDPSGLD(DPSGLDConfig{Sigma: 0.7, Constants: lc, Schedule: LangevinDecreasing{Smoothness: lc.Smoothness, StrongConvexity: lc.StrongConvexity}}, noise)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return o, BatchInfo{Sampling: accounting.WithoutReplacement, BatchSize: 8, DatasetSize: n}, 8
+			return o, drawn(data.SchemeWithoutReplacement, n, float64(8), 0, 0), 8
 		}
 	}
 	for _, name := range []string{"dpsgd", "modelmix", "dpsgld"} {

@@ -1,6 +1,7 @@
 package optim
 
 import (
+	"github.com/dptrain/dptrain/data"
 	"math"
 	"testing"
 
@@ -64,7 +65,7 @@ func TestDPMBCDRecordsReproduceTV1(t *testing.T) {
 	}
 	for k := 0; k < 5*n/b; k++ {
 		j := k % (n / b)
-		info := BatchInfo{Sampling: accounting.ShuffledOnce, BatchSize: b, DatasetSize: n, BatchIndex: j}
+		info := drawn(data.SchemeShuffledOnce, n, float64(b), 0, j)
 		want, err := o.Declare(info)
 		if err != nil {
 			t.Fatal(err)
@@ -107,7 +108,7 @@ func TestDPMBCDBlocksAndSchedules(t *testing.T) {
 	} {
 		o, _ := newTestMBCD(t, []int{4, 3, 2}, []float64{1, 0.5}, n, DPMBCDConfig{NoiseMultiplier: 2, ClipNorm: 0.5, Control: tc.control}, 1)
 		for k := 0; k < 16; k++ {
-			info := BatchInfo{Sampling: accounting.ShuffledOnce, BatchSize: b, DatasetSize: n, BatchIndex: k % 4}
+			info := drawn(data.SchemeShuffledOnce, n, float64(b), 0, k%4)
 			recs, err := o.DeclareStep(k, info)
 			if err != nil {
 				t.Fatal(err)
@@ -128,7 +129,7 @@ func TestDPMBCDBlocksAndSchedules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, _ := o.Declare(BatchInfo{Sampling: accounting.ShuffledOnce, BatchSize: b, DatasetSize: n})
+	recs, _ := o.Declare(drawn(data.SchemeShuffledOnce, n, float64(b), 0, 0))
 	if err := cert.Compose(recs[0]); err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func TestDPMBCDNoiseVariance(t *testing.T) {
 	sigma := b * math.Sqrt(2*oRef/eta)
 	o, m := newTestMBCD(t, []int{60, 50, 2}, []float64{1, 1}, n, DPMBCDConfig{NoiseMultiplier: sigma, ClipNorm: 1, L2: lambda, Schedule: Constant{Rate: eta}}, 7)
 	before := append([]float32(nil), m.params...)
-	if _, err := o.Step(m, mbcdBatch(60, b, 0, true), BatchInfo{Sampling: accounting.ShuffledOnce, BatchSize: b, DatasetSize: n}); err != nil {
+	if _, err := o.Step(m, mbcdBatch(60, b, 0, true), drawn(data.SchemeShuffledOnce, n, float64(b), 0, 0)); err != nil {
 		t.Fatal(err)
 	}
 	shrink := 1 / (1 + eta*lambda)
@@ -171,7 +172,7 @@ func TestDPMBCDImplicitOptimality(t *testing.T) {
 	o, m := newTestMBCD(t, []int{n0, 2}, []float64{math.Inf(1)}, n, DPMBCDConfig{ClipNorm: math.Inf(1), Implicit: true, Schedule: Constant{Rate: eta}}, 1)
 	w0 := append([]float32(nil), m.params...)
 	bt := mbcdBatch(n0, b, 0, false)
-	if _, err := o.Step(m, bt, BatchInfo{Sampling: accounting.ShuffledOnce, BatchSize: b, DatasetSize: n}); err != nil {
+	if _, err := o.Step(m, bt, drawn(data.SchemeShuffledOnce, n, float64(b), 0, 0)); err != nil {
 		t.Fatal(err)
 	}
 	var worst, scale float64

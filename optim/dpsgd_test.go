@@ -1,6 +1,7 @@
 package optim
 
 import (
+	"github.com/dptrain/dptrain/data"
 	"math"
 	"strings"
 	"testing"
@@ -18,8 +19,8 @@ func TestDPSGDNoiseScale(t *testing.T) {
 		batch int
 		B     float64 // the normaliser, by hand
 	}{
-		{"poisson", BatchInfo{Sampling: accounting.Poisson, SampleRate: 0.01, DatasetSize: 12000}, 117, 120},
-		{"shuffled", BatchInfo{Sampling: accounting.Shuffled, BatchSize: 50, DatasetSize: 1000}, 50, 50},
+		{"poisson", drawn(data.SchemePoisson, 12000, (0.01)*float64(12000), 0, 0), 117, 120},
+		{"shuffled", drawn(data.SchemeShuffled, 1000, float64(50), 0, 0), 50, 50},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const sigma, clip, lr = 1.3, 2.5, 0.7
@@ -54,7 +55,7 @@ func TestDPSGDClippedMean(t *testing.T) {
 	}
 	m := &tableModel{params: []float32{1, 1}}
 	b := Batch{X: []float32{3, 4, 0.3, 0.4, 0, -2}, Y: make([]int32, 3), N: 3}
-	res, err := o.Step(m, b, BatchInfo{Sampling: accounting.FullBatch, DatasetSize: 3})
+	res, err := o.Step(m, b, drawn(data.SchemeFull, 3, float64(3), 0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func TestDPSGDNonPrivateBaseline(t *testing.T) {
 	}
 	m := &tableModel{params: []float32{0, 0}}
 	b := Batch{X: []float32{30, 40, 10, 0}, Y: make([]int32, 2), N: 2}
-	res, err := o.Step(m, b, BatchInfo{Sampling: accounting.WithoutReplacement, BatchSize: 2, DatasetSize: 10})
+	res, err := o.Step(m, b, drawn(data.SchemeWithoutReplacement, 10, float64(2), 0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,16 +113,16 @@ func TestDPSGDRecords(t *testing.T) {
 		n    int
 		want accounting.Step
 	}{
-		{BatchInfo{Sampling: accounting.Poisson, SampleRate: 0.01, DatasetSize: 5000}, 48, accounting.Step{
+		{drawn(data.SchemePoisson, 5000, (0.01)*float64(5000), 0, 0), 48, accounting.Step{
 			Mechanism: accounting.Gaussian, Sampling: accounting.Poisson, Neighbouring: accounting.AddRemove,
 			NoiseMultiplier: 1.1, SampleRate: 0.01, Count: 1, Sensitivity: 2, NoiseStd: 2.2, StepSize: 0.2,
 			DatasetSize: 5000}},
-		{BatchInfo{Sampling: accounting.ShuffledOnce, BatchSize: 50, DatasetSize: 5000, BatchIndex: 3}, 50, accounting.Step{
+		{drawn(data.SchemeShuffledOnce, 5000, float64(50), 0, 3), 50, accounting.Step{
 			Mechanism: accounting.Gaussian, Sampling: accounting.ShuffledOnce, Neighbouring: accounting.ReplaceOne,
 			NoiseMultiplier: 1.1, SampleRate: 0.01, Count: 1, Sensitivity: 2, NoiseStd: 2.2, StepSize: 0.1,
 			BatchSize: 50, DatasetSize: 5000, BatchIndex: 3}},
-		{BatchInfo{Sampling: accounting.Poisson, SampleRate: 0.01, DatasetSize: 5000, Neighbouring: accounting.ReplaceOne}, 0, accounting.Step{
-			Mechanism: accounting.Gaussian, Sampling: accounting.Poisson, Neighbouring: accounting.ReplaceOne,
+		{drawn(data.SchemePoisson, 5000, 50, 0, 0), 0, accounting.Step{ // an empty Poisson batch still releases noise
+			Mechanism: accounting.Gaussian, Sampling: accounting.Poisson, Neighbouring: accounting.AddRemove,
 			NoiseMultiplier: 1.1, SampleRate: 0.01, Count: 1, Sensitivity: 2, NoiseStd: 2.2, StepSize: 0.05,
 			DatasetSize: 5000}},
 	} {
@@ -174,15 +175,11 @@ func TestDPSGDErrors(t *testing.T) {
 		n    int
 		want string
 	}{
-		{"partial batch", BatchInfo{Sampling: accounting.Shuffled, BatchSize: 10, DatasetSize: 100}, 7, "partial"},
-		{"poisson batch size", BatchInfo{Sampling: accounting.Poisson, SampleRate: 0.1, BatchSize: 10, DatasetSize: 100}, 7, "random"},
-		{"poisson rate", BatchInfo{Sampling: accounting.Poisson, DatasetSize: 100}, 7, "sample rate"},
-		{"no scheme", BatchInfo{DatasetSize: 100}, 7, "no sampling scheme"},
-		{"rejection", BatchInfo{Sampling: accounting.PoissonWithRejection, SampleRate: 0.1, DatasetSize: 100}, 7, "not supported"},
-		{"rejection below threshold", BatchInfo{Sampling: accounting.PoissonWithRejection, SampleRate: 0.1, DatasetSize: 100, MinBatchSize: 8}, 7, "below the threshold"},
-		{"poisson with threshold", BatchInfo{Sampling: accounting.Poisson, SampleRate: 0.1, DatasetSize: 100, MinBatchSize: 3}, 7, "rejection threshold"},
-		{"no n", BatchInfo{Sampling: accounting.Poisson, SampleRate: 0.1}, 7, "dataset size"},
-		{"wrong rate", BatchInfo{Sampling: accounting.Shuffled, BatchSize: 10, SampleRate: 0.2, DatasetSize: 100}, 10, "differs"},
+		{"partial batch", drawn(data.SchemeShuffled, 100, float64(10), 0, 0), 7, "partial"},
+		// A BatchInfo not drawn by a data sampler declares nothing: a program cannot pair a
+		// sampler with another scheme's declaration.
+		{"hand-made declaration", BatchInfo{Step: 3, BatchIndex: 1}, 7, "declares no sampling scheme"},
+		{"rejection below threshold", drawn(data.SchemePoissonWithRejection, 100, (0.1)*float64(100), 8, 0), 7, "below the threshold"},
 	} {
 		if _, err := o.Step(m, Batch{N: tc.n}, tc.info); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.want)
@@ -203,7 +200,7 @@ func TestDPSGDSeededStep(t *testing.T) {
 	for i := range b.X {
 		b.X[i] = float32(i%13)/13 - 0.4
 	}
-	info := BatchInfo{Sampling: accounting.Shuffled, BatchSize: n, DatasetSize: 60}
+	info := drawn(data.SchemeShuffled, 60, float64(n), 0, 0)
 	want := make([]float32, d)
 	if _, err := m.ClippedGradSum(b, clip, want, nil); err != nil {
 		t.Fatal(err)

@@ -110,7 +110,7 @@ func (o *DPSGLD) Init(params []float32) {
 	o.inited = true
 }
 
-// Step takes one DP-SGLD step on m's parameters. info.Sampling must be without-replacement (a
+// Step takes one DP-SGLD step on m's parameters. info.Scheme() must be without-replacement (a
 // fresh uniform subset of exactly BatchSize examples, seed-001 §2.2) or full batch.
 func (o *DPSGLD) Step(m GradientOracle, b Batch, info BatchInfo) (Result, error) {
 	if !o.inited {
@@ -119,13 +119,10 @@ func (o *DPSGLD) Step(m GradientOracle, b Batch, info BatchInfo) (Result, error)
 	if o.initErr != nil {
 		return Result{}, o.initErr
 	}
-	switch info.Sampling {
+	switch sc := accounting.Sampling(info.Scheme()); sc {
 	case accounting.WithoutReplacement, accounting.FullBatch:
 	default:
-		return Result{}, fmt.Errorf("optim: DP-SGLD needs fresh fixed-size batches drawn without replacement each step (sampling %q), got %q: Theorem 3.1 does not cover it", accounting.WithoutReplacement, info.Sampling)
-	}
-	if info.Neighbouring != "" && info.Neighbouring != accounting.ReplaceOne {
-		return Result{}, fmt.Errorf("optim: DP-SGLD's guarantee is for replace-one neighbours, got %q", info.Neighbouring)
+		return Result{}, fmt.Errorf("optim: DP-SGLD needs fresh fixed-size batches drawn without replacement each step (sampling %q), got %q: Theorem 3.1 does not cover it", accounting.WithoutReplacement, sc)
 	}
 	p, err := plan(info, b)
 	if err != nil {

@@ -1,6 +1,7 @@
 package optim
 
 import (
+	"github.com/dptrain/dptrain/data"
 	"math"
 	"strings"
 	"testing"
@@ -116,7 +117,7 @@ func TestDPSGLDStepSizePrecondition(t *testing.T) {
 	m := newSoftmaxModel(3, 10)
 	o.Init(m.params)
 	b := Batch{X: make([]float32, 6), Y: []int32{0, 1}, N: 2}
-	info := BatchInfo{Sampling: accounting.WithoutReplacement, BatchSize: 2, DatasetSize: 10}
+	info := drawn(data.SchemeWithoutReplacement, 10, float64(2), 0, 0)
 	for k := range 7 {
 		_, err := o.Step(m, b, info)
 		if (err != nil) != (k == 6) {
@@ -201,7 +202,7 @@ func TestDPSGLDReplay(t *testing.T) {
 				xRef[i] /= 5
 			}
 			b := Batch{X: x, Y: []int32{0, 2, 1, 2}, N: m}
-			info := BatchInfo{Sampling: accounting.WithoutReplacement, BatchSize: m, DatasetSize: n}
+			info := drawn(data.SchemeWithoutReplacement, n, float64(m), 0, 0)
 			for k := range 2 {
 				res, err := o.Step(model, b, info)
 				if err != nil {
@@ -257,7 +258,7 @@ func TestDPSGLDRecords(t *testing.T) {
 	}
 	model := newSoftmaxModel(2, 3)
 	b := Batch{X: make([]float32, 2*m), Y: make([]int32, m), N: m}
-	info := BatchInfo{Sampling: accounting.WithoutReplacement, BatchSize: m, DatasetSize: n}
+	info := drawn(data.SchemeWithoutReplacement, n, float64(m), 0, 0)
 	if _, err := o.Step(model, b, info); err == nil || !strings.Contains(err.Error(), "Init") {
 		t.Errorf("step before Init: error %v", err)
 	}
@@ -295,9 +296,8 @@ func TestDPSGLDRecords(t *testing.T) {
 		info BatchInfo
 		want string
 	}{
-		{BatchInfo{Sampling: accounting.Poisson, SampleRate: 0.2, DatasetSize: n}, "without replacement"},
-		{BatchInfo{Sampling: accounting.Shuffled, BatchSize: m, DatasetSize: n}, "without replacement"},
-		{BatchInfo{Sampling: accounting.WithoutReplacement, BatchSize: m, DatasetSize: n, Neighbouring: accounting.AddRemove}, "replace-one"},
+		{drawn(data.SchemePoisson, n, (0.2)*float64(n), 0, 0), "without replacement"},
+		{drawn(data.SchemeShuffled, n, float64(m), 0, 0), "without replacement"},
 	} {
 		if _, err := o.Step(model, b, tc.info); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: error %v, want one mentioning %q", tc.info, err, tc.want)
@@ -325,7 +325,7 @@ func TestDPSGLDNonFiniteExampleIsClippedToZero(t *testing.T) {
 			x[i] = 0.1
 		}
 		x[2*dim] = bad
-		r, err := o.Step(nw, Batch{X: x, Y: []int32{0, 1, 2}, N: m}, BatchInfo{Sampling: accounting.WithoutReplacement, BatchSize: m, DatasetSize: 30})
+		r, err := o.Step(nw, Batch{X: x, Y: []int32{0, 1, 2}, N: m}, drawn(data.SchemeWithoutReplacement, 30, float64(m), 0, 0))
 		if err != nil || r.Stats.NonFinite != 1 {
 			t.Fatalf("feature %v: err = %v, NonFinite = %d; want no error and 1", bad, err, r.Stats.NonFinite)
 		}

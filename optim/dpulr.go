@@ -127,8 +127,8 @@ func (o *DPULR) DeclareStep(k int, info BatchInfo) ([]accounting.Step, error) {
 
 // plan accepts Poisson sampling with rejection only: Theorem 3.6 and the N_B normaliser need it.
 func (o *DPULR) plan(info BatchInfo, b Batch) (batchPlan, error) {
-	if info.Sampling != accounting.PoissonWithRejection {
-		return batchPlan{}, fmt.Errorf("optim: DP-ULR needs optimizer.sampling: poisson-with-rejection with optimizer.min_batch_size (seed-002 Theorem 3.6), got %s", info.Sampling)
+	if sc := accounting.Sampling(info.Scheme()); sc != accounting.PoissonWithRejection {
+		return batchPlan{}, fmt.Errorf("optim: DP-ULR needs optimizer.sampling: poisson-with-rejection with optimizer.min_batch_size (Feng et al., Theorem 3.6), got %q", sc)
 	}
 	return plan(info, b)
 }

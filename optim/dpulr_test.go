@@ -1,6 +1,7 @@
 package optim
 
 import (
+	"github.com/dptrain/dptrain/data"
 	"math"
 	"reflect"
 	"testing"
@@ -153,7 +154,7 @@ func TestDPULRCertifiedNoiseStd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info := BatchInfo{Sampling: accounting.PoissonWithRejection, SampleRate: 0.1, DatasetSize: 200, MinBatchSize: nb}
+	info := drawn(data.SchemePoissonWithRejection, 200, (0.1)*float64(200), nb, 0)
 	b := Batch{N: 12, X: make([]float32, 12*in), Y: make([]int32, 12)}
 	if _, err := o.Step(m, b, info); err != nil {
 		t.Fatal(err)
@@ -174,7 +175,7 @@ func TestDPULRCertifiedNoiseStd(t *testing.T) {
 // other than Poisson with rejection.
 func TestDPULRDeclareEqualsStep(t *testing.T) {
 	nw := newNetwork(t, models.Spec{Kind: "mlp", Input: []int{6}, Classes: 4, Hidden: []int{5}, Activation: "gelu"}, 9)
-	info := BatchInfo{Sampling: accounting.PoissonWithRejection, SampleRate: 0.05, DatasetSize: 400, MinBatchSize: 10}
+	info := drawn(data.SchemePoissonWithRejection, 400, (0.05)*float64(400), 10, 0)
 	for _, certified := range []bool{false, true} {
 		o, err := NewDPULR(DPULRConfig{Copies: 2, NoiseMultiplier: 2, ClipNorm: 1, SigmaFloor: 0.01, Sigma: sigmaIf(certified), Certified: certified,
 			Rule: &Adam{Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-8}, Schedule: Constant{Rate: 0.01}}, NewSeededNoise(19))
@@ -201,9 +202,7 @@ func TestDPULRDeclareEqualsStep(t *testing.T) {
 				t.Errorf("certified=%v: record %+v", certified, r.Records[0])
 			}
 		}
-		bad := info
-		bad.Sampling, bad.MinBatchSize = accounting.Poisson, 0
-		if _, err := o.Declare(bad); err == nil {
+		if _, err := o.Declare(drawn(data.SchemePoisson, 400, 20, 0, 0)); err == nil {
 			t.Error("plain Poisson sampling accepted")
 		}
 	}

@@ -121,15 +121,12 @@ func (o *ModelMix) Stateful() bool { return false }
 // Steps returns the number of steps taken.
 func (o *ModelMix) Steps() int { return o.k }
 
-// Step takes one ModelMix step on m's parameters. info.Sampling must be Poisson; the gradient
+// Step takes one ModelMix step on m's parameters. info.Scheme() must be Poisson; the gradient
 // sum is divided by the fixed n·q, never by the realised batch size.
 func (o *ModelMix) Step(m GradientOracle, b Batch, info BatchInfo) (Result, error) {
-	if info.Sampling != accounting.Poisson {
+	if sc := accounting.Sampling(info.Scheme()); sc != accounting.Poisson {
 		// seed-003 §4.11 item 5: Theorem 4.1 assumes Poisson sampling.
-		return Result{}, fmt.Errorf("optim: ModelMix needs Poisson sampling (optimizer.sampling: poisson), got %q", info.Sampling)
-	}
-	if info.Neighbouring != "" && info.Neighbouring != accounting.AddRemove {
-		return Result{}, fmt.Errorf("optim: ModelMix's guarantee is for add/remove neighbours, got %q", info.Neighbouring)
+		return Result{}, fmt.Errorf("optim: ModelMix needs Poisson sampling (optimizer.sampling: poisson), got %q", sc)
 	}
 	p, err := plan(info, b)
 	if err != nil {

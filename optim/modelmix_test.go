@@ -1,6 +1,7 @@
 package optim
 
 import (
+	"github.com/dptrain/dptrain/data"
 	"math"
 	"strings"
 	"testing"
@@ -111,7 +112,7 @@ func TestModelMixRecord(t *testing.T) {
 		t.Error("ModelMix declares state or a rule other than sgd")
 	}
 	m := &zeroModel{params: make([]float32, 100)}
-	res, err := o.Step(m, Batch{N: 1480}, BatchInfo{Sampling: accounting.Poisson, SampleRate: 0.03, DatasetSize: 50000})
+	res, err := o.Step(m, Batch{N: 1480}, drawn(data.SchemePoisson, 50000, (0.03)*float64(50000), 0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,8 +165,7 @@ func TestModelMixRefusals(t *testing.T) {
 		info BatchInfo
 		want string
 	}{
-		{BatchInfo{Sampling: accounting.Shuffled, BatchSize: 2, DatasetSize: 10}, "Poisson"},
-		{BatchInfo{Sampling: accounting.Poisson, SampleRate: 0.2, DatasetSize: 10, Neighbouring: accounting.ReplaceOne}, "add/remove"},
+		{drawn(data.SchemeShuffled, 10, float64(2), 0, 0), "Poisson"},
 	} {
 		if _, err := o.Step(m, Batch{N: 2}, tc.info); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: error %v, want one mentioning %q", tc.info, err, tc.want)
@@ -174,7 +174,7 @@ func TestModelMixRefusals(t *testing.T) {
 	// A threshold schedule that reaches 0 mid-run stops the run at that step.
 	o, _ = NewModelMix(ModelMixConfig{NoiseMultiplier: 1, ClipNorm: 1, Schedule: Constant{0.1},
 		MixThreshold: StepDecay{Rate: 0.01, Gamma: 0, Every: 2}}, NewSeededNoise(1))
-	info := BatchInfo{Sampling: accounting.Poisson, SampleRate: 0.2, DatasetSize: 10}
+	info := drawn(data.SchemePoisson, 10, (0.2)*float64(10), 0, 0)
 	for k := range 3 {
 		if _, err := o.Step(m, Batch{N: 2}, info); (err != nil) != (k == 2) {
 			t.Errorf("step %d: error %v", k, err)
@@ -227,7 +227,7 @@ func TestModelMixSteps(t *testing.T) {
 	b := Batch{X: []float32{3, 0, 4, 0, 0.5, 0}, Y: make([]int32, 2), N: 2}
 	// Clipped sum (0.6, 0.5, 0.8) over n·q = 2.
 	gt := []float64{0.3, 0.25, 0.4}
-	info := BatchInfo{Sampling: accounting.Poisson, SampleRate: q, DatasetSize: n}
+	info := drawn(data.SchemePoisson, n, (q)*float64(n), 0, 0)
 	w0 := append([]float32(nil), m.params...)
 	res, err := o.Step(m, b, info)
 	if err != nil {

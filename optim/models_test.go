@@ -1,10 +1,10 @@
 package optim
 
 import (
+	"github.com/dptrain/dptrain/data"
 	"math"
 	"testing"
 
-	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/models"
 )
 
@@ -109,7 +109,7 @@ func TestDPSGDRealMLP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := o.Step(nw, batch, BatchInfo{Sampling: accounting.WithoutReplacement, BatchSize: b, DatasetSize: 100})
+	res, err := o.Step(nw, batch, drawn(data.SchemeWithoutReplacement, 100, float64(b), 0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestDPSGLDRealLogreg(t *testing.T) {
 	const d, classes, n, m = 6, 4, 400, 40
 	nw := newNetwork(t, models.Spec{Kind: "logreg", Input: []int{d}, Classes: classes}, 7)
 	noise := NewSeededNoise(8)
-	data := syntheticBatch(n, d, noise)
+	batch := syntheticBatch(n, d, noise)
 	// Public feature bound R_x = 3: DP-SGLD rescales the few rows above it.
 	c, err := SoftmaxLangevinConstants(3, classes, 1e-3, true)
 	if err != nil {
@@ -154,7 +154,7 @@ func TestDPSGLDRealLogreg(t *testing.T) {
 	}
 	norms := make([]float64, n)
 	grad := make([]float32, len(nw.Params()))
-	bounded := Batch{X: append([]float32(nil), data.X...), Y: data.Y, N: n}
+	bounded := Batch{X: append([]float32(nil), batch.X...), Y: batch.Y, N: n}
 	for i := range n {
 		if _, err := ClipL2(bounded.X[i*d:(i+1)*d], c.FeatureNorm); err != nil {
 			t.Fatal(err)
@@ -179,13 +179,13 @@ func TestDPSGLDRealLogreg(t *testing.T) {
 	}
 	o.Init(nw.Params())
 	sampler := NewSeededNoise(10).Rand()
-	info := BatchInfo{Sampling: accounting.WithoutReplacement, BatchSize: m, DatasetSize: n}
+	info := drawn(data.SchemeWithoutReplacement, n, float64(m), 0, 0)
 	x := make([]float32, m*d)
 	y := make([]int32, m)
 	for k := range 300 {
 		for i, idx := range sampler.Perm(n)[:m] {
-			copy(x[i*d:(i+1)*d], data.X[idx*d:(idx+1)*d])
-			y[i] = data.Y[idx]
+			copy(x[i*d:(i+1)*d], batch.X[idx*d:(idx+1)*d])
+			y[i] = batch.Y[idx]
 		}
 		res, err := o.Step(nw, Batch{X: x, Y: y, N: m}, info)
 		if err != nil {

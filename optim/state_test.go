@@ -1,13 +1,13 @@
 package optim
 
 import (
+	"github.com/dptrain/dptrain/data"
 	"maps"
 	"math"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/dptrain/dptrain/accounting"
 )
 
 // resumable is an optimizer under test with what its run needs besides the batches.
@@ -23,8 +23,8 @@ type resumable struct {
 // fail: resuming without Restore, and resuming one step later in the schedule, both differ.
 func TestStateRestoreIsExact(t *testing.T) {
 	const d, classes, steps, stop = 4, 3, 8, 4
-	poisson := BatchInfo{Sampling: accounting.Poisson, SampleRate: 0.2, DatasetSize: 60}
-	wor := BatchInfo{Sampling: accounting.WithoutReplacement, BatchSize: 12, DatasetSize: 60}
+	poisson := drawn(data.SchemePoisson, 60, (0.2)*float64(60), 0, 0)
+	wor := drawn(data.SchemeWithoutReplacement, 60, float64(12), 0, 0)
 	langevin, err := SoftmaxLangevinConstants(2, classes, 0.1, true)
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +162,7 @@ func TestStateRestoreIsExact(t *testing.T) {
 // η_k, computed here by hand from the schedules' formulas, not η_0.
 func TestRestoredScheduleContinues(t *testing.T) {
 	const k = 7
-	poisson := BatchInfo{Sampling: accounting.Poisson, SampleRate: 0.1, DatasetSize: 40}
+	poisson := drawn(data.SchemePoisson, 40, (0.1)*float64(40), 0, 0)
 	c, err := SoftmaxLangevinConstants(1, 3, 0.5, true)
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +200,7 @@ func TestRestoredScheduleContinues(t *testing.T) {
 			Optimizer
 		}, error) {
 			return NewDPSGLD(DPSGLDConfig{Sigma: 1, Constants: c, Schedule: LangevinDecreasing{c.Smoothness, c.StrongConvexity}}, noise)
-		}, BatchInfo{Sampling: accounting.WithoutReplacement, BatchSize: 4, DatasetSize: 40}, 1 / (2*c.Smoothness + 0.5*7/2)},
+		}, drawn(data.SchemeWithoutReplacement, 40, float64(4), 0, 0), 1 / (2*c.Smoothness + 0.5*7/2)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o, err := tc.opt(NewSeededNoise(1))
@@ -313,7 +313,7 @@ func TestRestoreRefusals(t *testing.T) {
 // TestRestoredLengthMismatch: a buffer restored from a checkpoint of another model makes the
 // next step fail with an error, before the parameters change.
 func TestRestoredLengthMismatch(t *testing.T) {
-	poisson := BatchInfo{Sampling: accounting.Poisson, SampleRate: 0.5, DatasetSize: 8}
+	poisson := drawn(data.SchemePoisson, 8, (0.5)*float64(8), 0, 0)
 	b := Batch{X: []float32{1, 0, 0, 1}, Y: []int32{0, 1}, N: 2}
 	momentum, _ := NewMomentum(0.9, false, 0)
 	adam, _ := NewAdam(0.9, 0.999, 1e-8, 0, false)

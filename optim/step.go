@@ -5,29 +5,33 @@ import (
 	"math"
 
 	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/data"
 )
 
-// BatchInfo is what the trainer declares about how a batch was drawn: the sampler's public,
-// data-independent settings, never the batch's content. Sampling takes the values of
-// data.Sampler's Scheme(), which equal the accounting.Sampling constants.
-type BatchInfo struct {
-	Sampling accounting.Sampling
-	// SampleRate is q: the Poisson rate, or BatchSize/DatasetSize for fixed-size schemes (0:
-	// computed from them), or 1 for full batch (0: set to 1).
-	SampleRate float64
-	// BatchSize is the fixed batch size b of fixed-size schemes; 0 for Poisson, whose batch
-	// size is random and must not be declared.
-	BatchSize int
-	// DatasetSize is n.
-	DatasetSize int
-	// BatchIndex is the batch's index within a fixed partition (ShuffledOnce), from 0.
-	BatchIndex int
-	// MinBatchSize is the rejection threshold N_B of PoissonWithRejection: the sampler redraws
-	// a Poisson batch while it is smaller (seed-002, Definition 3.4); 0 for other schemes.
+// BatchInfo is the sampler's declaration of how a batch was drawn (scheme, rate, fixed batch
+// size, dataset size, batch index, rejection threshold): what data's samplers return with each
+// batch (data.Sampler.Next, data.PlannedBatch). Only they can set it, so a step's records
+// always describe the sampler that really drew the batch; a BatchInfo built otherwise declares
+// no scheme, and every private step refuses it.
+type BatchInfo = data.BatchInfo
+
+// declaration is a BatchInfo's declaration as a step checks and records it. Neighbouring is
+// the adjacency the guarantee is stated for: add/remove for the Poisson schemes, replace-one
+// for fixed-size schemes and full batch (n is then public).
+type declaration struct {
+	Sampling     accounting.Sampling
+	SampleRate   float64
+	BatchSize    int
+	DatasetSize  int
+	BatchIndex   int
 	MinBatchSize int
-	// Neighbouring is the adjacency the guarantee is stated for. Empty: add/remove for
-	// Poisson, replace-one for fixed-size schemes and full batch (n is then public).
 	Neighbouring accounting.Neighbouring
+}
+
+// declOf reads info's declaration.
+func declOf(info BatchInfo) declaration {
+	return declaration{Sampling: accounting.Sampling(info.Scheme()), SampleRate: info.SampleRate(), BatchSize: info.BatchSize(),
+		DatasetSize: info.DatasetSize(), BatchIndex: info.BatchIndex, MinBatchSize: info.MinBatchSize()}
 }
 
 // Result is what one step did.
@@ -77,7 +81,7 @@ type Initializer interface {
 // batchPlan is a validated BatchInfo: the scheme, rate and the fixed normaliser of the
 // gradient sum.
 type batchPlan struct {
-	info BatchInfo
+	info declaration
 	// norm is the divisor of the noisy gradient sum, Normaliser of the step's records.
 	norm float64
 }
@@ -103,10 +107,14 @@ func Normaliser(r accounting.Step) float64 {
 
 // plan validates info against the realised batch and returns the normaliser. The realised
 // batch size is only compared with declared public sizes; it never enters a record.
-func plan(info BatchInfo, b Batch) (batchPlan, error) {
+func plan(bi BatchInfo, b Batch) (batchPlan, error) {
+	info := declOf(bi)
+	if info.Sampling == "" {
+		return batchPlan{}, fmt.Errorf("optim: the batch declares no sampling scheme: take its BatchInfo from the data sampler that drew it (data.Sampler.Next, or data.PlannedBatch for a planned step)")
+	}
 	n := info.DatasetSize
 	if n <= 0 {
-		return batchPlan{}, fmt.Errorf("optim: dataset size %d is not positive: set BatchInfo.DatasetSize to n", n)
+		return batchPlan{}, fmt.Errorf("optim: dataset size %d is not positive: the sampler declares n", n)
 	}
 	if b.N < 0 {
 		return batchPlan{}, fmt.Errorf("optim: batch has negative size %d", b.N)
@@ -169,8 +177,6 @@ func plan(info BatchInfo, b Batch) (batchPlan, error) {
 		if p.info.Neighbouring == "" {
 			p.info.Neighbouring = accounting.ReplaceOne
 		}
-	case "":
-		return batchPlan{}, fmt.Errorf("optim: batch has no sampling scheme: set BatchInfo.Sampling from the sampler's Scheme()")
 	default:
 		return batchPlan{}, fmt.Errorf("optim: sampling scheme %q is not supported by this step", info.Sampling)
 	}

@@ -38,7 +38,7 @@ func (t *Trainer) calibrate() (float64, error) {
 	// (run-length merged: a constant schedule gives one record of Count = planned steps).
 	var records, first []accounting.Step
 	for k := range t.total {
-		info := batchInfo(t.sampler, data.PlannedBatch(t.sampler, k), o.BatchSize)
+		info := data.PlannedBatch(t.sampler, k)
 		recs, err := decl.DeclareStep(k, info)
 		if err != nil {
 			return 0, err

@@ -116,7 +116,7 @@ func (t *Trainer) checkCoverage(run accounting.Run) error {
 	if !ok {
 		return fmt.Errorf("the %s optimizer does not declare its steps: no accountant can be checked before training", t.cfg.Optimizer.Algorithm)
 	}
-	recs, err := d.DeclareStep(0, batchInfo(t.sampler, data.PlannedBatch(t.sampler, 0), t.cfg.Optimizer.BatchSize))
+	recs, err := d.DeclareStep(0, data.PlannedBatch(t.sampler, 0))
 	if err != nil {
 		return err
 	}

@@ -172,7 +172,7 @@ func prepareHarness(algs *Algorithms, cfg *Config, spec models.Spec, n int) (h h
 		return h, refused, nil
 	}
 	h.alg, h.spec = a, spec
-	h.info = batchInfo(s, data.PlannedBatch(s, 0), c.Optimizer.BatchSize)
+	h.info = data.PlannedBatch(s, 0)
 	o, err := h.plan.NewOptimizer(1, optim.NewSeededNoise(1))
 	if err != nil {
 		return h, nil, err
@@ -366,7 +366,7 @@ func runHarnessSize(t *testing.T, algs *Algorithms, cfg *Config, spec models.Spe
 						var dn optim.Batch
 						switch rel {
 						case dptest.Remove:
-							if n == 1 && h.info.Sampling == accounting.PoissonWithRejection || positional && pos != n-1 {
+							if n == 1 && h.info.Scheme() == data.SchemePoissonWithRejection || positional && pos != n-1 {
 								continue
 							}
 							dn = dptest.Without(d, pos)

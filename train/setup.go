@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/data/scattering"
 	"github.com/dptrain/dptrain/models"
@@ -148,22 +147,6 @@ func plannedSteps(t TrainingConfig, s data.Sampler) int {
 	return int(math.Ceil(t.Epochs*float64(s.StepsPerEpoch()) - 1e-9))
 }
 
-// batchInfo declares how a batch was drawn, from the sampler's public settings.
-func batchInfo(s data.Sampler, bi data.BatchInfo, fixed int) optim.BatchInfo {
-	info := optim.BatchInfo{
-		Sampling:    accounting.Sampling(s.Scheme()),
-		SampleRate:  s.SampleRate(),
-		DatasetSize: s.DatasetSize(),
-		BatchIndex:  bi.BatchIndex,
-	}
-	if !poissonScheme(s) {
-		info.BatchSize = fixed
-	}
-	if r, ok := s.(interface{ MinBatchSize() int }); ok {
-		info.MinBatchSize = r.MinBatchSize()
-	}
-	return info
-}
 
 // poissonScheme reports whether s draws Poisson batches (with or without rejection), whose
 // size is random: never declared, and buffers sized with a margin.

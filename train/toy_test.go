@@ -31,9 +31,9 @@ type toyGD struct {
 func (o *toyGD) record(info optim.BatchInfo) []accounting.Step {
 	var recs []accounting.Step
 	for j := range max(o.blocks, 1) {
-		recs = append(recs, accounting.Step{Mechanism: accounting.Gaussian, Sampling: info.Sampling, Neighbouring: accounting.AddRemove,
-			SampleRate: info.SampleRate, NoiseMultiplier: o.sigma / math.Sqrt2, Sensitivity: o.clip,
-			NoiseStd: o.sigma * o.clip / math.Sqrt2, StepSize: o.lr, BatchSize: info.BatchSize, DatasetSize: info.DatasetSize, Count: 1, Block: j})
+		recs = append(recs, accounting.Step{Mechanism: accounting.Gaussian, Sampling: accounting.Sampling(info.Scheme()), Neighbouring: accounting.AddRemove,
+			SampleRate: info.SampleRate(), NoiseMultiplier: o.sigma / math.Sqrt2, Sensitivity: o.clip,
+			NoiseStd: o.sigma * o.clip / math.Sqrt2, StepSize: o.lr, BatchSize: info.BatchSize(), DatasetSize: info.DatasetSize(), Count: 1, Block: j})
 	}
 	return recs
 }
@@ -64,7 +64,7 @@ func (o *toyGD) Step(m optim.GradientOracle, b optim.Batch, info optim.BatchInfo
 		}
 	}
 	o.noise.AddGaussian(o.grad, o.sigma*o.clip/math.Sqrt2)
-	norm := info.SampleRate * float64(info.DatasetSize)
+	norm := info.SampleRate() * float64(info.DatasetSize())
 	for i := range p {
 		p[i] -= float32(o.lr * float64(o.grad[i]) / norm)
 	}

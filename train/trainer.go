@@ -364,7 +364,7 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 			break
 		}
 		idxs, bi := t.sampler.Next(idx[:0])
-		info := batchInfo(t.sampler, bi, t.cfg.Optimizer.BatchSize)
+		info := bi
 		if t.live != nil && cfg.Privacy.TargetEpsilon > 0 {
 			next, err := t.declare(info)
 			if err != nil {

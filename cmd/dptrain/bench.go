@@ -17,7 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
 )
@@ -117,7 +117,11 @@ func newBenchRig(name, engine string, batch int) (*benchRig, error) {
 		return nil, err
 	}
 	// A fixed batch size keeps both steps on the same work; Poisson batches vary around it.
-	info := optim.BatchInfo{Sampling: accounting.Shuffled, BatchSize: batch, DatasetSize: 60000}
+	sampler, err := data.NewSampler(data.SchemeShuffled, 60000, batch, 0, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		return nil, err
+	}
+	info := data.PlannedBatch(sampler, 0)
 	return &benchRig{model: nw, batch: b, info: info, sgd: sgd, dpsgd: dp}, nil
 }
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/models/lifted"
 	"github.com/dptrain/dptrain/optim"
@@ -70,7 +70,11 @@ warm-up DP-MBCD reads its kept auxiliaries, as in training after the first epoch
 			if err != nil {
 				return err
 			}
-			info := optim.BatchInfo{Sampling: accounting.ShuffledOnce, BatchSize: batch, DatasetSize: batch}
+			sampler, err := data.NewSampler(data.SchemeShuffledOnce, batch, batch, 0, rand.New(rand.NewPCG(1, 2)))
+			if err != nil {
+				return err
+			}
+			info := data.PlannedBatch(sampler, 0)
 			opts := []optim.Optimizer{mbcd, dpsgd}
 			times := [2][]float64{}
 			for i := range warmup + steps {

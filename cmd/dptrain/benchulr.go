@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
 )
@@ -74,8 +74,11 @@ over the rounds and each DP-ULR median divided by DP-SGD's. The paper reports 23
 				}
 			}
 			// Poisson sampling with rejection as in training (q = batch/60000, N_B = batch/2).
-			info := optim.BatchInfo{Sampling: accounting.PoissonWithRejection, SampleRate: float64(batch) / 60000,
-				DatasetSize: 60000, MinBatchSize: batch / 2}
+			sampler, err := data.NewSampler(data.SchemePoissonWithRejection, 60000, batch, batch/2, rand.New(rand.NewPCG(1, 2)))
+			if err != nil {
+				return err
+			}
+			info := data.PlannedBatch(sampler, 0)
 			times := make([][]float64, len(opts))
 			for i := range warmup + rounds {
 				for k, o := range opts {
