@@ -5,7 +5,6 @@ import (
 	"math"
 	"reflect"
 	"testing"
-
 )
 
 // Declare must predict exactly the records Step then releases.

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
 )
 
 // resumable is an optimizer under test with what its run needs besides the batches.

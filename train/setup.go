@@ -147,7 +147,6 @@ func plannedSteps(t TrainingConfig, s data.Sampler) int {
 	return int(math.Ceil(t.Epochs*float64(s.StepsPerEpoch()) - 1e-9))
 }
 
-
 // poissonScheme reports whether s draws Poisson batches (with or without rejection), whose
 // size is random: never declared, and buffers sized with a margin.
 func poissonScheme(s data.Sampler) bool {
