@@ -1,10 +1,13 @@
 package optim
 
 import (
-	"github.com/dptrain/dptrain/data"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"testing"
+
+	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/data"
 )
 
 // Declare must predict exactly the records Step then releases.
@@ -73,4 +76,37 @@ func mustStepDecay(t *testing.T, rate, gamma float64, every int) StepDecay {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// TestRecordsComeFromTheSampler: a step's record describes the sampler that drew the batch,
+// whatever the program meant: a shuffle-once sampler's batches are declared shuffled-once
+// (which the Poisson accountants cannot mistake for Poisson sampling), each scheme with its
+// own rate, size, n and batch index.
+func TestRecordsComeFromTheSampler(t *testing.T) {
+	o, err := NewDPSGD(DPSGDConfig{NoiseMultiplier: 1, ClipNorm: 1, Schedule: Constant{Rate: 0.1}}, NewSeededNoise(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n, b = 1000, 50
+	for _, scheme := range []data.Scheme{data.SchemePoisson, data.SchemeShuffledOnce, data.SchemeShuffled, data.SchemeWithoutReplacement, data.SchemeFull} {
+		s, err := data.NewSampler(scheme, n, b, 0, rand.New(rand.NewPCG(1, 2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range 3 {
+			_, info := s.Next(nil)
+			recs, err := o.Declare(info)
+			if err != nil {
+				t.Fatalf("%s: %v", scheme, err)
+			}
+			r := recs[0]
+			if r.Sampling != accounting.Sampling(scheme) || r.SampleRate != s.SampleRate() || r.DatasetSize != n {
+				t.Errorf("%s batch %d: record declares %s at rate %v over n = %d, want the sampler's %s at %v over %d",
+					scheme, k, r.Sampling, r.SampleRate, r.DatasetSize, scheme, s.SampleRate(), n)
+			}
+			if (scheme == data.SchemeShuffledOnce || scheme == data.SchemeShuffled) && r.BatchIndex != k {
+				t.Errorf("%s batch %d: record declares batch index %d", scheme, k, r.BatchIndex)
+			}
+		}
+	}
 }

@@ -1,12 +1,12 @@
 package optim
 
 import (
-	"github.com/dptrain/dptrain/data"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/data"
 )
 
 // TestDPSGDNoiseScale checks the released update's noise on a model whose gradients are zero:

@@ -1,12 +1,12 @@
 package optim
 
 import (
-	"github.com/dptrain/dptrain/data"
 	"math"
 	"reflect"
 	"testing"
 
 	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
 )
 

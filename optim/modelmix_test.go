@@ -1,12 +1,12 @@
 package optim
 
 import (
-	"github.com/dptrain/dptrain/data"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/data"
 )
 
 // widen is seed-003 Algorithm 1 lines 6–8 with sign(0) := +1, written out for the tests.

@@ -1,10 +1,10 @@
 package optim
 
 import (
-	"github.com/dptrain/dptrain/data"
 	"math"
 	"testing"
 
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
 )
 

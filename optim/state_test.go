@@ -1,12 +1,13 @@
 package optim
 
 import (
-	"github.com/dptrain/dptrain/data"
 	"maps"
 	"math"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dptrain/dptrain/data"
 )
 
 // resumable is an optimizer under test with what its run needs besides the batches.
