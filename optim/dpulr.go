@@ -325,14 +325,11 @@ func (o *DPULR) estimate(m ForwardOracle, b Batch, tr models.Trace, layers []ulr
 	loss := make([]float64, b.N)
 	pass := func(active []int) error {
 		for _, i := range active {
-			// Each pass draws from a stream of its own, split off at a fixed cost, one example
-			// at a time: an example's perturbations do not depend on how many examples follow
-			// it in the batch.
+			// Each pass draws from a stream of its own, split off at a fixed cost; a draw's
+			// prefix does not depend on its length, so an example's perturbations do not
+			// depend on how many examples follow it in the batch.
 			clear(noise[i])
-			ps, per := o.noise.Split(), len(noise[i])/b.N
-			for d := 0; d < b.N; d++ {
-				ps.AddGaussian(noise[i][d*per:(d+1)*per], layers[i].ctl.Sigma)
-			}
+			o.noise.Split().AddGaussian(noise[i], layers[i].ctl.Sigma)
 		}
 		var err error
 		if len(active) == 1 {

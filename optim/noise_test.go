@@ -679,3 +679,19 @@ func TestReleaseGrid(t *testing.T) {
 		}
 	}
 }
+
+// TestAddGaussianPrefix: the first m values of a draw are the same whatever the draw's length
+// (within a block, across blocks and across keystream chunks), so that a per-example draw in
+// batch order does not depend on how many examples follow.
+func TestAddGaussianPrefix(t *testing.T) {
+	for _, l := range [][2]int{{320, 330}, {1, 2}, {511, 513}, {600, 4000}, {chunkSize - 3, chunkSize + 700}} {
+		a, b := make([]float32, l[0]), make([]float32, l[1])
+		NewSeededNoise(3).AddGaussian(a, 1)
+		NewSeededNoise(3).AddGaussian(b, 1)
+		for i := range a {
+			if a[i] != b[i] {
+				t.Fatalf("lengths %d and %d: value %d differs (%v, %v)", l[0], l[1], i, a[i], b[i])
+			}
+		}
+	}
+}

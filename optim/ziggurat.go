@@ -151,9 +151,12 @@ func addNormal(src *keystream, dst []float32, std, scale float64, g *grid) bool 
 	var words [zigBlock]byte
 	var bad uint32 // becomes 1 if some result has an all-ones exponent (NaN or ±Inf)
 	for len(dst) > 0 {
+		// A whole block of words is generated even for a short tail, so that the first m
+		// values of a draw never depend on how many follow them (a prefix of a longer draw
+		// from the same stream is the shorter draw).
 		n := min(len(dst), zigBlock/8)
+		src.fill(words[:])
 		w := words[:8*n]
-		src.fill(w)
 		d := dst[:n]
 		for k, v := range d {
 			u := binary.LittleEndian.Uint64(w[8*k:])
