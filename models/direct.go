@@ -187,6 +187,8 @@ func newDirect(nw *Network) *direct {
 
 // alloc sizes the buffers for chunks of up to n samples.
 func (dr *direct) alloc(n int) {
+	// Whole blocks: a block's per-sample GEMMs always run on directBlock rows (rowBlock).
+	n = (n + directBlock - 1) / directBlock * directBlock
 	if n <= dr.n {
 		return
 	}
@@ -323,6 +325,15 @@ func (dr *direct) load(b Batch, start, lo, m int) {
 	copy(dst, src)
 }
 
+// rowBlock is the number of rows a block's per-sample GEMMs run on: always directBlock, the
+// rows beyond the block's m samples being scratch (alloc sizes the buffers in whole blocks).
+// BLAS kernels choose their blocking, and so each row's summation order, from the matrix
+// shape; a shape that followed m would let one sample's result depend on how many samples
+// share its block, and under cancelling pre-activations that moved another sample's clipped
+// gradient by 0.05% of C when one sample left the batch. Rows are independent in these
+// products, so whatever the scratch rows hold never reaches the block's samples.
+func rowBlock(m int) int { return max(m, directBlock) }
+
 // gemm computes c = alpha·op(a)·op(b) + beta·c on row-major matrices with the given shapes
 // (before the op).
 func gemm(ta, tb blas.Transpose, ar, ac int, a []float32, br, bc int, b []float32, beta float32, cr, cc int, c []float32) {
@@ -340,7 +351,8 @@ func (dr *direct) forward(lo, m int, s *directScratch) {
 		switch o.kind {
 		case opDense:
 			l := &dr.nw.plan.layers[o.p]
-			gemm(blas.NoTrans, blas.NoTrans, m, l.d, x, l.d, l.k, params[l.w:], 0, m, l.k, y)
+			mp := rowBlock(m)
+			gemm(blas.NoTrans, blas.NoTrans, mp, l.d, dr.in(i)[lo*is:(lo+mp)*is], l.d, l.k, params[l.w:], 0, mp, l.k, dr.out[i][lo*os:(lo+mp)*os])
 			if l.b >= 0 {
 				addBias(y, params[l.b:l.b+l.k])
 			}
@@ -351,7 +363,8 @@ func (dr *direct) forward(lo, m int, s *directScratch) {
 			for k := 0; k < m; k++ {
 				o.conv.im2col(x[k*is:(k+1)*is], pt[k*r*d:(k+1)*r*d])
 			}
-			gemm(blas.NoTrans, blas.NoTrans, m*r, d, pt, d, l.k, dr.wp[o.p], 0, m*r, l.k, y)
+			mp := rowBlock(m)
+			gemm(blas.NoTrans, blas.NoTrans, mp*r, d, dr.patch[o.p][lo*r*d:(lo+mp)*r*d], d, l.k, dr.wp[o.p], 0, mp*r, l.k, dr.out[i][lo*os:(lo+mp)*os])
 			if l.b >= 0 {
 				addBias(y, params[l.b:l.b+l.k])
 			}
@@ -441,12 +454,14 @@ func (dr *direct) backward(lo, m int, s *directScratch) {
 		switch o.kind {
 		case opDense:
 			l := &dr.nw.plan.layers[o.p]
-			gemm(blas.NoTrans, blas.Trans, m, l.k, dy, l.d, l.k, params[l.w:], 0, m, l.d, dx)
+			mp := rowBlock(m)
+			gemm(blas.NoTrans, blas.Trans, mp, l.k, dr.dy(i)[lo*os:(lo+mp)*os], l.d, l.k, params[l.w:], 0, mp, l.d, dr.dx[i][lo*is:(lo+mp)*is])
 		case opConv:
 			l := &dr.nw.plan.layers[o.p]
 			r, d := l.rows(), l.d
-			dp := s.dp[:m*r*d]
-			gemm(blas.NoTrans, blas.Trans, m*r, l.k, dy, d, l.k, dr.wp[o.p], 0, m*r, d, dp)
+			mp := rowBlock(m)
+			dp := s.dp[:mp*r*d]
+			gemm(blas.NoTrans, blas.Trans, mp*r, l.k, dr.dy(i)[lo*os:(lo+mp)*os], d, l.k, dr.wp[o.p], 0, mp*r, d, dp)
 			clear(dx)
 			for k := 0; k < m; k++ {
 				o.conv.col2im(dp[k*r*d:(k+1)*r*d], dx[k*is:(k+1)*is])

@@ -304,9 +304,13 @@ func runHarnessSize(t *testing.T, algs *Algorithms, cfg *Config, spec models.Spe
 	for _, d := range nw.InputShape() {
 		dim *= d
 	}
-	paramSets := map[string][]float32{"random": nil}
+	type paramSet struct {
+		name   string
+		params []float32
+	}
+	paramSets := []paramSet{{"random", nil}}
 	if n >= 33 {
-		paramSets["adversarial"] = adversarialParams(nw, rand.New(rand.NewPCG(5, 6)))
+		paramSets = append(paramSets, paramSet{"adversarial", adversarialParams(nw, rand.New(rand.NewPCG(5, 6)))})
 	}
 	scales := []float64{1}
 	if n == 33 {
@@ -329,7 +333,8 @@ func runHarnessSize(t *testing.T, algs *Algorithms, cfg *Config, spec models.Spe
 	_, positional := o.(interface{ PerExampleRandomness() })
 	rng := rand.New(rand.NewPCG(uint64(n), 9))
 	k := 0
-	for pname, params := range paramSets {
+	for _, ps := range paramSets {
+		pname, params := ps.name, ps.params
 		for _, s := range scales {
 			x, y := dptest.Random(n, dim, classes, s, rng)
 			if pname == "adversarial" { // a constant input: every position sees the same value

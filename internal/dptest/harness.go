@@ -108,7 +108,7 @@ func Measure(e Experiment, d, dn optim.Batch, rel Relation) ([]Measurement, erro
 		if rel == Replace {
 			m.Bound *= 2
 		}
-		m.Delta, m.Allowance = difference(before[off:off+n], after[off:off+n], afterN[off:off+n], b/r.StepSize)
+		m.Delta, m.Allowance = difference(before[off:off+n], after[off:off+n], afterN[off:off+n], b/r.StepSize, releaseGrid(r.NoiseStd))
 		out = append(out, m)
 	}
 	return out, nil
@@ -137,20 +137,25 @@ func run(e Experiment, x optim.Batch) (optim.Optimizer, []float32, []float32, op
 }
 
 // difference returns ‖(a − an)·unit‖₂ (the parameters after the step on D and D′, in units
-// of the released sum) and the rounding allowance: one float32 ulp of each stored parameter
-// and 2⁻²² of each side's update (the released sum is rounded to float32 once, the update
-// once more).
-func difference(before, a, an []float32, unit float64) (delta, allowance float64) {
+// of the released sum) and the rounding allowance: one float32 ulp of each stored parameter,
+// 2⁻²² of each side's update (the released sum is rounded to float32 once, the update once
+// more) and one release grid step grid per side (the noisy sum is rounded to it, in the sum's
+// units).
+func difference(before, a, an []float32, unit, grid float64) (delta, allowance float64) {
 	var sd, sa float64
 	for j := range a {
 		x, y := float64(a[j]), float64(an[j])
 		v := (x - y) * unit
 		sd += v * v
-		r := (ulp(a[j])+ulp(an[j]))*unit + 0x1p-22*(math.Abs(float64(before[j])-x)+math.Abs(float64(before[j])-y))*unit
+		r := (ulp(a[j])+ulp(an[j]))*unit + 0x1p-22*(math.Abs(float64(before[j])-x)+math.Abs(float64(before[j])-y))*unit + 2*grid
 		sa += r * r
 	}
 	return math.Sqrt(sd), math.Sqrt(sa)
 }
+
+// releaseGrid bounds the spacing of the public grid a noisy sum with noise std is rounded to
+// (optim's release grid, 2^(⌊log₂ std⌋ − 20) ≤ 2⁻²⁰·std); 0 without noise.
+func releaseGrid(std float64) float64 { return 0x1p-20 * std }
 
 // ulp is the spacing of float32 values at x.
 func ulp(x float32) float64 {
