@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 	"sync/atomic"
 
 	"github.com/dptrain/dptrain/accounting"
@@ -173,20 +172,14 @@ func (o *ModelMix) gradSum(m GradientOracle, b Batch) (Stats, error) {
 		}
 		return m.ClippedGradSum(b, c, o.grad, o.norms[:b.N])
 	}
-	var (
-		clipped  atomic.Int64
-		mu       sync.Mutex
-		firstBad error
-	)
+	var clipped, bad atomic.Int64
 	st, err := m.PerSampleGradSum(b, func(i int, g []float32) {
 		ok, err := ClipL2Linf(g, c, parts)
 		if err != nil {
-			clear(g) // the sum is discarded: the step fails below
-			mu.Lock()
-			if firstBad == nil {
-				firstBad = fmt.Errorf("optim: ModelMix: the gradient of example %d of the batch is not finite (%w): lower optimizer.learning_rate, or normalise the inputs (data.normalize)", i, err)
-			}
-			mu.Unlock()
+			// A total per-example function: a contribution that cannot be clipped (not
+			// finite) is clipped to zero and counted, never a reason to stop.
+			clear(g)
+			bad.Add(1)
 			return
 		}
 		if ok {
@@ -194,9 +187,7 @@ func (o *ModelMix) gradSum(m GradientOracle, b Batch) (Stats, error) {
 		}
 	}, o.grad)
 	st.Clipped = int(clipped.Load())
-	if err == nil && firstBad != nil {
-		err = firstBad
-	}
+	st.NonFinite += int(bad.Load())
 	return st, err
 }
 
