@@ -22,9 +22,12 @@ for b in 64 200 500; do
 	every=$((600000 / b)) # ×0.85 every 10 epochs of 60000 examples
 	for s in 1 4 8; do
 		for mode in paper certified; do
+			sigma=0 # paper: the controller's σ_l; certified: a public σ_l
+			[ $mode = certified ] && sigma=1
 			run "ulr-$mode-b$b-s$s" "configs/$ds-mlp-dpulr.yaml" --set optimizer.batch_size=$b \
 				--set optimizer.min_batch_size=$((b / 2)) --set optimizer.noise_multiplier=$s \
-				--set optimizer.schedule.step_every=$every --set optimizer.dp_ulr.mode=$mode &
+				--set optimizer.schedule.step_every=$every --set optimizer.dp_ulr.mode=$mode \
+				--set optimizer.dp_ulr.sigma=$sigma &
 			i=$((i + 1)); [ $((i % jobs)) -eq 0 ] && wait
 		done
 		# DP-SGD baseline (the paper's: SGD lr 0.1, same decay, σ = σ0, C = 1), Poisson sampling.
