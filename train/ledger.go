@@ -112,7 +112,20 @@ func (l *runLedger) add(ll ledgerLine) {
 
 // append writes one step's records as a line, in one write, and counts them.
 func (l *runLedger) append(step int, records []accounting.Step) error {
-	ll := ledgerLine{Branch: l.branch, Step: step, Records: records}
+	return l.write(ledgerLine{Branch: l.branch, Step: step, Records: records})
+}
+
+// restore appends the ledger of a checkpoint (written before this file existed, or with the
+// file lost) as one line standing for its steps.
+func (l *runLedger) restore(steps int, records []accounting.Step) error {
+	if err := l.write(ledgerLine{Branch: l.branch, Steps: max(steps, 1), Records: records}); err != nil {
+		return err
+	}
+	return l.sync()
+}
+
+// write appends ll as one line, in one write, and counts it.
+func (l *runLedger) write(ll ledgerLine) error {
 	b, err := json.Marshal(ll)
 	if err != nil {
 		return fmt.Errorf("privacy ledger: %w", err)
@@ -122,21 +135,6 @@ func (l *runLedger) append(step int, records []accounting.Step) error {
 	}
 	l.add(ll)
 	return nil
-}
-
-// restore appends the ledger of a checkpoint (written before this file existed, or with the
-// file lost) as one line standing for its steps.
-func (l *runLedger) restore(steps int, records []accounting.Step) error {
-	ll := ledgerLine{Branch: l.branch, Steps: max(steps, 1), Records: records}
-	b, err := json.Marshal(ll)
-	if err != nil {
-		return fmt.Errorf("privacy ledger: %w", err)
-	}
-	if _, err := l.f.Write(append(b, '\n')); err != nil {
-		return fmt.Errorf("privacy ledger %s: %w", l.path, err)
-	}
-	l.add(ll)
-	return l.sync()
 }
 
 // sync flushes the ledger to stable storage (at every checkpoint, so that a checkpoint is never

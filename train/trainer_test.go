@@ -247,15 +247,7 @@ func killAndResume(t *testing.T, cfg *Config, reg *Algorithms, at int) (*Trainer
 	if _, err := tr.Run(context.Background()); !errors.Is(err, errCrash) {
 		t.Fatalf("error %v, want the simulated kill", err)
 	}
-	res, err := New(context.Background(), cfg, Options{Algorithms: reg, Resume: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := res.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res, sum
+	return resumeRun(t, cfg, reg)
 }
 
 // interruptAndResume is killAndResume with the run interrupted (its context cancelled, as
@@ -277,15 +269,7 @@ func interruptAndResume(t *testing.T, cfg *Config, reg *Algorithms, at int) (*Tr
 	if sum, err := tr.Run(ctx); err != nil || !sum.Interrupted || sum.Steps != at {
 		t.Fatalf("interrupted run: %v, want it to stop after step %d", err, at)
 	}
-	res, err := New(context.Background(), cfg, Options{Algorithms: reg, Resume: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := res.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res, sum
+	return resumeRun(t, cfg, reg)
 }
 
 // expand lists a run-length ledger one record per step.
@@ -463,4 +447,18 @@ func TestOptionsTrainSplitAndOracle(t *testing.T) {
 	if _, err := New(context.Background(), cfg, opts); err == nil || !strings.Contains(err.Error(), "no split today") {
 		t.Errorf("a failing TrainSplit gave %v", err)
 	}
+}
+
+// resumeRun resumes cfg's run to its end.
+func resumeRun(t *testing.T, cfg *Config, reg *Algorithms) (*Trainer, *Summary) {
+	t.Helper()
+	res, err := New(context.Background(), cfg, Options{Algorithms: reg, Resume: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := res.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, sum
 }
