@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -52,6 +54,10 @@ the final model's loss. The default follows privacy.release.`,
 			cfg, opts, err := a.loadRun(config, sets, noProg)
 			if err != nil {
 				return err
+			}
+			if !slices.ContainsFunc(sets, func(s string) bool { return strings.HasPrefix(s, "output.dir=") }) {
+				// An audit is a run of its own (with canaries): never the config's training run.
+				cfg.Output.Dir += "-audit"
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()

@@ -69,3 +69,29 @@ func TestAuditCommand(t *testing.T) {
 		t.Errorf("unknown threat: %v", err)
 	}
 }
+
+// The README's tour trains a config, then audits the same config: the audit writes into its
+// own directory (the config's output.dir with "-audit") and leaves the training run alone.
+func TestAuditBesideTheConfigsRun(t *testing.T) {
+	dir := t.TempDir()
+	run := filepath.Join(dir, "run")
+	cfg := filepath.Join(dir, "c.yaml")
+	os.WriteFile(cfg, []byte(synthConfig+"output: {dir: "+run+"}\n"), 0o644)
+	if _, _, err := runDptrain(t, "train", "--config", cfg, "--no-progress"); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(filepath.Join(run, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runDptrain(t, "audit", "--config", cfg, "--set", "privacy.accountants=[rdp]", "--canaries", "100",
+		"--threat", "all-iterates", "--no-progress"); err != nil {
+		t.Fatalf("audit of a config whose run exists: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(run+"-audit", AuditFile)); err != nil {
+		t.Errorf("no %s in %s-audit: %v", AuditFile, run, err)
+	}
+	if after, err := os.ReadFile(filepath.Join(run, "summary.json")); err != nil || string(after) != string(before) {
+		t.Errorf("the audit changed the training run's summary.json (%v)", err)
+	}
+}
