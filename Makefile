@@ -1,9 +1,9 @@
 # dptrain: the two commands a new user needs are `make demo` and `make test` (README.md).
 #
 # Both install what is missing first: on Debian as root, libopenblas-dev (fast BLAS) and
-# dataset-fashion-mnist (the real dataset that works offline), slurm-wlm and munge (the single-node
-# Slurm cluster that the sweep test starts on 127.0.0.1); Go modules through the module
-# proxy. Without root, or without the packages, the build falls back to the pure-Go BLAS and
+# dataset-fashion-mnist (the real dataset that works offline), and for the tests only slurm-wlm
+# and munge (the single-node Slurm cluster that the sweep test starts on 127.0.0.1); Go modules
+# through the module proxy. Without root, or without the packages, the build falls back to the pure-Go BLAS and
 # tests that need a dataset say how to get it and skip.
 
 SHELL   := /bin/bash
@@ -26,10 +26,13 @@ endif
 
 all: build
 
+# DEBS are the Debian packages deps installs; the tests add the Slurm cluster's.
+DEBS ?= libopenblas-dev dataset-fashion-mnist
+
 deps:
 	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		missing=""; \
-		for p in libopenblas-dev dataset-fashion-mnist slurm-wlm munge; do \
+		for p in $(DEBS); do \
 			dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; \
 		done; \
 		if [ -n "$$missing" ]; then \
@@ -54,7 +57,8 @@ FORCE:
 
 # test re-enters make after build so that BLAS (and so TAGS) is decided after deps installed
 # OpenBLAS: a fresh machine's first `make test` tests the same build that `make build` made.
-test: build
+test:
+	@$(MAKE) --no-print-directory build DEBS="$(DEBS) slurm-wlm munge"
 	@$(MAKE) --no-print-directory test-only
 
 test-only:
