@@ -45,6 +45,9 @@ func loadData(ctx context.Context, cfg *Config, seed uint64, log *logrus.Logger,
 	if err := ds.Normalize(cfg.Data.Normalize); err != nil {
 		return nil, nil, nil, err
 	}
+	// The subsets first: every later step maps each example on its own, so taking them later
+	// would only compute features nobody uses.
+	ds.Train, ds.Test = ds.Train.Head(cfg.Data.TrainSubset), ds.Test.Head(cfg.Data.TestSubset)
 	if f := cfg.Data.Features; f.Kind == "scatternet" {
 		opts := scattering.Options{J: f.J, L: f.L, Groups: f.Groups, Progress: featureProgress(log)}
 		var out *data.Dataset
@@ -72,9 +75,7 @@ func loadData(ctx context.Context, cfg *Config, seed uint64, log *logrus.Logger,
 			return nil, nil, nil, err
 		}
 	}
-	train := ds.Train.Head(cfg.Data.TrainSubset)
-	test := ds.Test.Head(cfg.Data.TestSubset)
-	return ds, train, test, nil
+	return ds, ds.Train, ds.Test, nil
 }
 
 // modelSpec maps the config's model section onto a models.Spec for the dataset's shape.
