@@ -65,6 +65,11 @@ func (a *Accountant) Compose(s accounting.Step) error {
 	default:
 		return fmt.Errorf("pld: %s sampling is not covered (the subsampled-Gaussian PLD assumes Poisson sampling)", s.Sampling)
 	}
+	// A step whose loss no grid within the limits can hold is refused here, before any grid
+	// is allocated, so that a run learns at its first step that pld cannot account for it.
+	if _, err := stepInterval(g, a.h); err != nil {
+		return err
+	}
 	if n := len(a.records); n > 0 && a.records[n-1].q == g.q && a.records[n-1].sigma == g.sigma {
 		a.records[n-1].count += g.count
 	} else {

@@ -13,6 +13,9 @@ type pmf struct {
 	offset int
 	p      []float64
 	inf    float64
+	// mgfPlus[i] and mgfMinus[i] are log Σ p e^{±λℓ} at λ = chernoffLambdas[i], rounded up
+	// (chernoffMGF): computed once, so that a query does not walk the whole grid 92 times.
+	mgfPlus, mgfMinus []float64
 }
 
 // direction selects which order of the dominating pair a PLD describes.
@@ -102,20 +105,12 @@ func discretise(q, sigma float64, d direction, h float64) *pmf {
 		return m.x(-e)
 	}
 	// Tail masses beyond [xa, xb], on the low- and high-loss sides.
-	below := (1-q)*normCDF(xa, sigma) + q*normCDF(xa-1, sigma)
-	above := (1-q)*normCDF(-xb, sigma) + q*normCDF(1-xb, sigma)
-	lossLo, lossHi := loss(xa), loss(xb)
-	lowTail, highTail := below, above
+	lowTail := (1-q)*normCDF(xa, sigma) + q*normCDF(xa-1, sigma)
+	highTail := (1-q)*normCDF(-xb, sigma) + q*normCDF(1-xb, sigma)
 	if d == add {
-		below, above = normCDF(xa, sigma), normCDF(-xb, sigma)
-		lossLo, lossHi = loss(xb), loss(xa)
-		lowTail, highTail = above, below
+		lowTail, highTail = normCDF(-xb, sigma), normCDF(xa, sigma)
 	}
-	k0 := int(math.Floor(lossLo / h))
-	k1 := int(math.Ceil(lossHi / h))
-	if k1 <= k0 {
-		k1 = k0 + 1
-	}
+	k0, k1 := gridRange(q, sigma, d, h)
 	out := &pmf{h: h, offset: k0, p: make([]float64, k1-k0+1)}
 	out.p[0] += lowTail // rounded up to the lowest grid point
 
@@ -162,5 +157,35 @@ func discretise(q, sigma float64, d direction, h float64) *pmf {
 	if miss := 1 - total - highTail; miss > 0 {
 		out.inf += miss // mass the quadrature missed is put where it costs most
 	}
+	out.chernoffMGF()
 	return out
+}
+
+// lossRange is the range of privacy losses one step's discretisation covers in direction d:
+// the losses at x ∈ [−11σ, 1 + 11σ] (tailZ), in increasing order.
+func lossRange(q, sigma float64, d direction) (lo, hi float64) {
+	m := mixture{q, sigma}
+	xa, xb := -tailZ*sigma, 1+tailZ*sigma
+	if d == remove {
+		return m.lmix(m.u(xa)), m.lmix(m.u(xb))
+	}
+	return -m.lmix(m.u(xb)), -m.lmix(m.u(xa))
+}
+
+// gridRange is the first and last grid index of one step's discretisation on the grid of
+// interval h; the step needs k1 − k0 + 1 grid points.
+func gridRange(q, sigma float64, d direction, h float64) (k0, k1 int) {
+	lo, hi := lossRange(q, sigma, d)
+	k0, k1 = int(math.Floor(lo/h)), int(math.Ceil(hi/h))
+	if k1 <= k0 {
+		k1 = k0 + 1
+	}
+	return k0, k1
+}
+
+// gridPoints is how many grid points of interval h one step's discretisation needs, as a
+// float so that it cannot overflow for any σ > 0 (σ = 0.001 at h = 1e-4 needs 5·10⁹).
+func gridPoints(q, sigma float64, d direction, h float64) float64 {
+	lo, hi := lossRange(q, sigma, d)
+	return math.Max(math.Ceil(hi/h)-math.Floor(lo/h), 1) + 1
 }

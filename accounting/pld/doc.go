@@ -28,6 +28,15 @@
 //   - Add/remove neighbours: both orders of the pair (removal: P = (1−q)N(0,σ²)+qN(1,σ²),
 //     Q = N(0,σ²); addition: the reverse) are composed, and ε is the larger of the two.
 //
+// Bounded cost: one step's privacy loss reaches about 1/(2σ²), so a small σ needs a long grid
+// (σ = 0.001 at h = 1e-4: 5·10⁹ points). A step's grid holds at most 2¹⁸ points and a
+// composed window at most 2¹⁸: where the interval h would need more, the grid is coarsened to
+// the finest h·2^k that fits (connect-the-dots is pessimistic on every grid, so ε stays an
+// upper bound, only looser), and a step that needs more points even at the coarsest interval
+// (about 0.5) is refused by Compose before any grid is allocated. The Chernoff bounds'
+// moment generating functions are computed once per discretised step, so a live query after
+// one more step costs FFTs of at most 2¹⁸ points.
+//
 // The remaining error is one-sided: ε is above the true ε by the discretisation gap of the
 // grid interval h (DefaultInterval 1e-4; NewWithInterval for finer). Measured: at q = 1 (exact
 // analytic Gaussian, Balle & Wang 2018) and for single subsampled steps (closed form) the gap

@@ -11,7 +11,7 @@ import (
 
 // maxFFTSize caps the composed window's length; a window that needs more points is
 // recomputed on a coarser grid.
-const maxFFTSize = 1 << 22
+const maxFFTSize = 1 << 18
 
 // chernoffLambdas are the exponents tried in the Chernoff bounds of the window.
 var chernoffLambdas = func() []float64 {
@@ -28,24 +28,58 @@ type selfComposed struct {
 	count int
 }
 
-// logMGF is log Σ_i p_i e^{λ ℓ_i} over the finite part of d.
-func (d *pmf) logMGF(lambda float64) float64 {
-	m := math.Inf(-1)
+// mgfMargin is added to every cached log-MGF: the recurrence in chernoffMGF is accurate to a
+// few ulps per term, and a larger MGF only widens the Chernoff window (pessimistic).
+const mgfMargin = 1e-12
+
+// mgfResync is how many terms chernoffMGF advances by multiplication before recomputing a
+// term exactly.
+const mgfResync = 32
+
+// chernoffMGF fills d.mgfPlus and d.mgfMinus with log Σ_i p_i e^{±λ ℓ_i} over the finite part
+// of d for every λ in chernoffLambdas. Each term is e^{λℓ_i − m} ≤ 1 (m the largest exponent),
+// advanced from the previous one by the factor e^{λh} and recomputed exactly every
+// mgfResync terms, so the pass costs multiplications, not 92 exponentials per grid point.
+func (d *pmf) chernoffMGF() {
+	first, last := -1, -1
 	for i, v := range d.p {
 		if v > 0 {
-			m = math.Max(m, lambda*float64(d.offset+i)*d.h)
+			if first < 0 {
+				first = i
+			}
+			last = i
 		}
 	}
-	if math.IsInf(m, -1) {
-		return m
+	d.mgfPlus = make([]float64, len(chernoffLambdas))
+	d.mgfMinus = make([]float64, len(chernoffLambdas))
+	for k, lam := range chernoffLambdas {
+		d.mgfPlus[k] = d.logMGF(lam, first, last)
+		d.mgfMinus[k] = d.logMGF(-lam, first, last)
 	}
-	var s float64
-	for i, v := range d.p {
-		if v > 0 {
-			s += v * math.Exp(lambda*float64(d.offset+i)*d.h-m)
+}
+
+// logMGF is log Σ_i p_i e^{λ ℓ_i} over the bins first..last of d, rounded up by mgfMargin.
+func (d *pmf) logMGF(lambda float64, first, last int) float64 {
+	if first < 0 {
+		return math.Inf(-1)
+	}
+	loss := func(i int) float64 { return float64(d.offset+i) * d.h }
+	m := math.Max(lambda*loss(first), lambda*loss(last)) // λℓ is monotone in i
+	step := math.Exp(lambda * d.h)
+	resync := mgfResync
+	if math.Abs(lambda*d.h) > 1 {
+		resync = 1 // consecutive terms differ by more than e: compute each one (no 0·∞)
+	}
+	var s, term float64
+	for i := first; i <= last; i++ {
+		if (i-first)%resync == 0 {
+			term = math.Exp(lambda*loss(i) - m)
+		} else {
+			term *= step
 		}
+		s += d.p[i] * term
 	}
-	return m + math.Log(s)
+	return m + math.Log(s) + mgfMargin
 }
 
 // composed is the composition of groups on a window of the grid: r[j] is the mass at loss
@@ -70,11 +104,11 @@ func compose(groups []selfComposed, h, tau float64) (*composed, error) {
 
 	// Chernoff window: P(S ≥ u) ≤ exp(Σ T log M(λ) − λu), P(S ≤ l) ≤ exp(Σ T log M(−λ) + λl).
 	upper, lower := math.Inf(1), math.Inf(-1)
-	for _, lam := range chernoffLambdas {
+	for k, lam := range chernoffLambdas {
 		var kp, km float64
 		for _, g := range groups {
-			kp += float64(g.count) * g.d.logMGF(lam)
-			km += float64(g.count) * g.d.logMGF(-lam)
+			kp += float64(g.count) * g.d.mgfPlus[k]
+			km += float64(g.count) * g.d.mgfMinus[k]
 		}
 		upper = math.Min(upper, (kp-math.Log(tau))/lam)
 		lower = math.Max(lower, (math.Log(tau)-km)/lam)
@@ -85,7 +119,7 @@ func compose(groups []selfComposed, h, tau float64) (*composed, error) {
 	lo, hi := int64(math.Floor(lower/h)), int64(math.Ceil(upper/h))
 	width := hi - lo + 1
 	if width > maxFFTSize {
-		return nil, errTooWide
+		return nil, &tooWideError{width: float64(width)}
 	}
 	n := 2
 	for int64(n) < width {
@@ -142,7 +176,13 @@ func compose(groups []selfComposed, h, tau float64) (*composed, error) {
 	return out, nil
 }
 
-var errTooWide = errors.New("pld: composed window too wide for the grid")
+// tooWideError says that the composed window needs width grid points, more than
+// maxFFTSize: the caller recomputes on a grid coarse enough to hold it.
+type tooWideError struct{ width float64 }
+
+func (e *tooWideError) Error() string {
+	return fmt.Sprintf("pld: the composed window needs %.0f grid points, more than %d", e.width, maxFFTSize)
+}
 
 // epsilon is the smallest ε ≥ 0 with δ(ε) ≤ delta, where
 //
