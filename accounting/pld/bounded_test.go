@@ -69,7 +69,9 @@ func exactEpsilon(q, sigma, delta, hi float64) float64 {
 // and per level of coarsening).
 func TestCoarsenedGridStaysAboveExact(t *testing.T) {
 	for _, tc := range []struct{ q, sigma float64 }{{512.0 / 60000, 0.05}, {0.1, 0.04}, {0.5, 0.08}} {
-		if gridPoints(tc.q, tc.sigma, remove, DefaultInterval) <= maxStepPoints {
+		// One step's loss reaches about (1 + 22σ)/(2σ²) (x up to 1 + 11σ): more than 2¹⁸
+		// points at the default interval, so the grid must be coarsened.
+		if (1+22*tc.sigma)/(2*tc.sigma*tc.sigma)/DefaultInterval <= 1<<18 {
 			t.Fatalf("σ = %v fits the default grid: the case does not test coarsening", tc.sigma)
 		}
 		a, _ := New(accounting.Run{})
@@ -96,7 +98,7 @@ func TestCoarsenedGridStaysAboveExact(t *testing.T) {
 
 // The live accountant is queried after every step: at ε ≈ 100 (σ = 0.166) the composed window
 // at the default interval has millions of points. Once a step's grid is cached, a query
-// after one more step must cost a bounded window (maxFFTSize points), not walk and transform
+// after one more step must cost a bounded window (2¹⁸ points), not walk and transform
 // grids of millions of points.
 func TestLiveQueryBounded(t *testing.T) {
 	a, _ := New(accounting.Run{})
@@ -123,7 +125,7 @@ func TestLiveQueryBounded(t *testing.T) {
 	if !(next.Epsilon > first.Epsilon) {
 		t.Errorf("ε did not grow with a step: %v then %v", first.Epsilon, next.Epsilon)
 	}
-	if limit := uint64(2 * 2 * 16 * maxFFTSize); n > limit {
+	if limit := uint64(64 << 20); n > limit {
 		t.Errorf("a query after one more step allocated %d MiB, more than %d MiB", n>>20, limit>>20)
 	}
 }
