@@ -1,6 +1,7 @@
 package accounting
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -25,11 +26,26 @@ const (
 // as unreachable (with the last error, if any); targets met by σ below 1e-3 get the floor
 // 2⁻¹⁰ ≈ 0.001.
 func CalibrateNoise(eps func(sigma float64) (float64, error), target float64) (float64, error) {
+	return CalibrateNoiseContext(context.Background(), eps, target)
+}
+
+// CalibrateNoiseContext is CalibrateNoise that stops, with an error wrapping ctx.Err(), before
+// the next evaluation of eps once ctx is done. It evaluates eps at most about 45 times (the
+// bracket from σ = 1 to 1e-3 or 1e4, then bisection to 1e-4), so its cost is bounded by that
+// of eps.
+func CalibrateNoiseContext(ctx context.Context, eps func(sigma float64) (float64, error), target float64) (float64, error) {
 	if !(target > 0) || math.IsInf(target, 0) {
 		return 0, fmt.Errorf("accounting: target ε %v must be a positive finite number", target)
 	}
-	var lastErr error
+	var lastErr, ctxErr error
 	meets := func(sigma float64) bool {
+		if ctxErr != nil {
+			return false
+		}
+		if err := ctx.Err(); err != nil {
+			ctxErr = fmt.Errorf("accounting: calibration of σ stopped: %w", err)
+			return false
+		}
 		e, err := eps(sigma)
 		if err == nil && (math.IsNaN(e) || math.IsInf(e, 0)) {
 			err = fmt.Errorf("ε(σ = %g) = %v", sigma, e)
@@ -54,6 +70,9 @@ func CalibrateNoise(eps func(sigma float64) (float64, error), target float64) (f
 		}
 	} else { // more noise is needed: double until it is enough
 		for {
+			if ctxErr != nil {
+				return 0, ctxErr
+			}
 			if hi >= CalibrateMaxNoise {
 				msg := fmt.Sprintf("accounting: target ε = %g is unreachable: even σ = %g does not meet it; raise the target or δ, use fewer steps or a lower sample rate", target, hi)
 				if lastErr != nil {
@@ -67,13 +86,16 @@ func CalibrateNoise(eps func(sigma float64) (float64, error), target float64) (f
 			}
 		}
 	}
-	for hi/lo-1 > CalibrateTolerance {
+	for hi/lo-1 > CalibrateTolerance && ctxErr == nil {
 		mid := math.Sqrt(lo * hi)
 		if meets(mid) {
 			hi = mid
 		} else {
 			lo = mid
 		}
+	}
+	if ctxErr != nil {
+		return 0, ctxErr
 	}
 	return hi, nil
 }
@@ -83,12 +105,17 @@ func CalibrateNoise(eps func(sigma float64) (float64, error), target float64) (f
 // replaced, composed into a fresh accountant from newAccountant, meets (target, delta). It
 // returns σ with the guarantee re-checked at σ, which never exceeds the target.
 func CalibrateStep(newAccountant func() (Accountant, error), step Step, target, delta float64) (float64, Guarantee, error) {
+	return CalibrateStepContext(context.Background(), newAccountant, step, target, delta)
+}
+
+// CalibrateStepContext is CalibrateStep that stops once ctx is done (CalibrateNoiseContext).
+func CalibrateStepContext(ctx context.Context, newAccountant func() (Accountant, error), step Step, target, delta float64) (float64, Guarantee, error) {
 	unit := step
 	unit.NoiseMultiplier = 1
 	if unit.Sensitivity > 0 {
 		unit.NoiseStd = unit.Sensitivity
 	}
-	return CalibrateRecords(newAccountant, []Step{unit}, target, delta)
+	return CalibrateRecordsContext(ctx, newAccountant, []Step{unit}, target, delta)
 }
 
 // CalibrateRecords returns the smallest σ (CalibrateNoise) for which the records a run
@@ -99,6 +126,15 @@ func CalibrateStep(newAccountant func() (Accountant, error), step Step, target, 
 // linear in the algorithm's σ, as every optim record's is. It returns σ with the guarantee
 // re-checked at σ, which never exceeds the target.
 func CalibrateRecords(newAccountant func() (Accountant, error), unit []Step, target, delta float64) (float64, Guarantee, error) {
+	return CalibrateRecordsContext(context.Background(), newAccountant, unit, target, delta)
+}
+
+// CalibrateRecordsContext is CalibrateRecords that stops, with an error wrapping ctx.Err(),
+// once ctx is done: between evaluations of ε (CalibrateNoiseContext) and between records.
+// Each evaluation composes the records as given, so a run-length record (Count = T) costs what
+// the accountant's composition of T identical steps costs (a multiplication for RDP, one FFT
+// power for PLD), not T compositions.
+func CalibrateRecordsContext(ctx context.Context, newAccountant func() (Accountant, error), unit []Step, target, delta float64) (float64, Guarantee, error) {
 	if !(delta > 0 && delta < 1) {
 		return 0, Guarantee{}, fmt.Errorf("accounting: δ = %v is outside (0, 1)", delta)
 	}
@@ -117,7 +153,12 @@ func CalibrateRecords(newAccountant func() (Accountant, error), unit []Step, tar
 		if err != nil {
 			return Guarantee{}, err
 		}
-		for _, s := range unit {
+		for i, s := range unit {
+			if i%1024 == 0 {
+				if err := ctx.Err(); err != nil {
+					return Guarantee{}, fmt.Errorf("accounting: calibration of σ stopped: %w", err)
+				}
+			}
 			if err := a.Compose(scaled(s, sigma)); err != nil {
 				return Guarantee{}, err
 			}
@@ -126,6 +167,9 @@ func CalibrateRecords(newAccountant func() (Accountant, error), unit []Step, tar
 	}
 	// An accountant that refuses a record refuses it at every σ: say so now.
 	if _, err := at(1); err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return 0, Guarantee{}, fmt.Errorf("accounting: calibration of σ stopped: %w", cerr)
+		}
 		a, aerr := newAccountant()
 		if aerr != nil {
 			return 0, Guarantee{}, aerr
@@ -139,7 +183,7 @@ func CalibrateRecords(newAccountant func() (Accountant, error), unit []Step, tar
 			}
 		}
 	}
-	sigma, err := CalibrateNoise(func(s float64) (float64, error) {
+	sigma, err := CalibrateNoiseContext(ctx, func(s float64) (float64, error) {
 		g, err := at(s)
 		return g.Epsilon, err
 	}, target)

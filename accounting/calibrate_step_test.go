@@ -1,6 +1,8 @@
 package accounting_test
 
 import (
+	"context"
+	"errors"
 	"math"
 	"testing"
 
@@ -77,5 +79,21 @@ func TestCalibrateRecordsVaryingSteps(t *testing.T) {
 	}
 	if _, _, err := accounting.CalibrateRecords(newRDP, nil, 1, 1e-5); err == nil {
 		t.Error("calibrating no records was accepted")
+	}
+}
+
+// CalibrateRecordsContext stops once its context is done, also while composing a long list of
+// records, and says why.
+func TestCalibrateRecordsContextStops(t *testing.T) {
+	newRDP := func() (accounting.Accountant, error) { return rdp.New(accounting.Run{}) }
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	unit := []accounting.Step{{Mechanism: accounting.Gaussian, Sampling: accounting.Poisson, Neighbouring: accounting.AddRemove,
+		SampleRate: 0.01, NoiseMultiplier: 1, Count: 1000}}
+	if _, _, err := accounting.CalibrateRecordsContext(ctx, newRDP, unit, 1, 1e-5); !errors.Is(err, context.Canceled) {
+		t.Errorf("calibration under a cancelled context returned %v, want context.Canceled", err)
+	}
+	if _, _, err := accounting.CalibrateStepContext(ctx, newRDP, unit[0], 1, 1e-5); !errors.Is(err, context.Canceled) {
+		t.Errorf("CalibrateStepContext under a cancelled context returned %v, want context.Canceled", err)
 	}
 }

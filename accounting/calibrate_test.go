@@ -1,6 +1,7 @@
 package accounting
 
 import (
+	"context"
 	"errors"
 	"math"
 	"strings"
@@ -52,5 +53,28 @@ func TestCalibrateNoiseErrors(t *testing.T) {
 	nan := func(float64) (float64, error) { return math.NaN(), nil }
 	if _, err := CalibrateNoise(nan, 1); err == nil {
 		t.Error("NaN ε accepted")
+	}
+}
+
+// Calibration honours its context: a cancelled context stops it before the next evaluation of
+// ε, with an error that wraps the context's.
+func TestCalibrateNoiseContextStops(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	calls := 0
+	eps := func(sigma float64) (float64, error) {
+		if calls++; calls == 3 {
+			cancel()
+		}
+		return 1 / sigma, nil
+	}
+	if _, err := CalibrateNoiseContext(ctx, eps, 1e-3); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled calibration returned %v, want context.Canceled", err)
+	}
+	if calls != 3 {
+		t.Errorf("ε evaluated %d times, want 3 (none after the cancel)", calls)
+	}
+	calls = 0
+	if _, err := CalibrateNoiseContext(ctx, eps, 1); !errors.Is(err, context.Canceled) || calls != 0 {
+		t.Errorf("calibration under a done context: %v after %d evaluations", err, calls)
 	}
 }

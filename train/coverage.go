@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -21,9 +22,13 @@ type coverage struct {
 
 // probeAccountants builds every named accountant for run and feeds it steps (DESIGN.md, the
 // privacy contract: an accountant that cannot account for a run says so with an error).
-func probeAccountants(names []string, run accounting.Run, steps []accounting.Step, delta float64) coverage {
+// It stops before the next accountant once ctx is done, with an error wrapping ctx.Err().
+func probeAccountants(ctx context.Context, names []string, run accounting.Run, steps []accounting.Step, delta float64) (coverage, error) {
 	c := coverage{names: names, labels: map[string]accounting.Label{}, reasons: map[string]string{}}
 	for _, name := range names {
+		if err := ctx.Err(); err != nil {
+			return c, fmt.Errorf("privacy.accountants: probing the accountants stopped before %s: %w", name, err)
+		}
 		a, err := modes.New(name, run)
 		for _, s := range steps {
 			if err == nil {
@@ -40,7 +45,7 @@ func probeAccountants(names []string, run accounting.Run, steps []accounting.Ste
 		}
 		c.labels[name] = g.Label
 	}
-	return c
+	return c, nil
 }
 
 // explain lists each refusing accountant's reason.
@@ -112,6 +117,12 @@ func (c coverage) certified() []string {
 // step and fixes the stopping accountant, so that a run no accountant covers fails before its
 // first step instead of training to the end without a guarantee.
 func (t *Trainer) checkCoverage(run accounting.Run) error {
+	return t.checkCoverageContext(context.Background(), run)
+}
+
+// checkCoverageContext is checkCoverage that stops once ctx is done (a signal during
+// start-up).
+func (t *Trainer) checkCoverageContext(ctx context.Context, run accounting.Run) error {
 	d, ok := t.opt.(optim.StepDeclarer)
 	if !ok {
 		return fmt.Errorf("the %s optimizer does not declare its steps: no accountant can be checked before training", t.cfg.Optimizer.Algorithm)
@@ -124,7 +135,11 @@ func (t *Trainer) checkCoverage(run accounting.Run) error {
 		return fmt.Errorf("algorithm %s declares no record for its first step: it must declare what it releases", t.cfg.Optimizer.Algorithm)
 	}
 	p := &t.cfg.Privacy
-	stop, err := resolveStop(*p, probeAccountants(p.Accountants, run, recs, p.Delta))
+	c, err := probeAccountants(ctx, p.Accountants, run, recs, p.Delta)
+	if err != nil {
+		return err
+	}
+	stop, err := resolveStop(*p, c)
 	if err != nil {
 		return err
 	}
