@@ -252,8 +252,8 @@ func (r *Algorithms) ParseConfig(b []byte, overrides []string) (*Config, error) 
 	if err := yaml.Unmarshal(b, &root); err != nil {
 		return nil, err
 	}
-	if root.Kind == 0 {
-		return nil, errors.New("the file is empty: start from configs/quickstart.yaml")
+	if emptyDocument(&root) {
+		return nil, errors.New("the file is empty (it holds no settings): start from configs/quickstart.yaml")
 	}
 	// Check and decode the file as written first, so that errors carry its own line numbers.
 	if err := r.checkDocument(&root); err != nil {
@@ -266,7 +266,10 @@ func (r *Algorithms) ParseConfig(b []byte, overrides []string) (*Config, error) 
 	if len(overrides) > 0 {
 		set := map[string]string{}
 		for _, o := range overrides {
-			key, _, _ := strings.Cut(o, "=")
+			key, val, _ := strings.Cut(o, "=")
+			if strings.TrimSpace(key) == "output.dir" && emptyValue(val) {
+				return nil, fmt.Errorf("--set %s: output.dir is empty: give the run's directory, e.g. --set output.dir=runs/NAME (without --set output.dir the run goes to runs/<name>)", o)
+			}
 			for _, other := range clearedBy(key) {
 				if prev, ok := set[other]; ok {
 					return nil, fmt.Errorf("--set %s and --set %s: give the run's length once, in epochs or in steps", prev, o)
@@ -293,6 +296,28 @@ func (r *Algorithms) ParseConfig(b []byte, overrides []string) (*Config, error) 
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// emptyDocument reports whether root, a parsed YAML file, holds no settings: no document, or
+// one that is only "---", "null" or "~" (comments aside).
+func emptyDocument(root *yaml.Node) bool {
+	if root.Kind == 0 {
+		return true
+	}
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		n := root.Content[0]
+		return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+	}
+	return root.Kind == yaml.DocumentNode && len(root.Content) == 0
+}
+
+// emptyValue reports whether an override's value is empty or YAML null.
+func emptyValue(v string) bool {
+	switch strings.TrimSpace(v) {
+	case "", "~", "null", "Null", "NULL", `""`, "''":
+		return true
+	}
+	return false
 }
 
 // applyOverride sets key.path=value in a YAML document, creating mappings as needed. The value

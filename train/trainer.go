@@ -101,12 +101,39 @@ type Trainer struct {
 	// abandoned is the number of steps the ledger holds beyond this branch's trajectory
 	// (steps of branches the run abandoned by continuing from an older checkpoint).
 	abandoned int
+	// unlock releases the run directory's lock (LockFile), taken by New.
+	unlock func()
 }
 
-// New prepares a run: it loads the data, builds the model and optimizer, calibrates the noise
-// if asked, and checks that every configured accountant covers the run — all before any
-// training step, so that a misconfigured run fails at once.
-func New(ctx context.Context, cfg *Config, opts Options) (*Trainer, error) {
+// InterruptedError is the error of New when its context is cancelled (Ctrl-C, SIGTERM) while
+// it prepares the run: no training step ran, so no privacy was spent and nothing needs
+// resuming. Phase says what New was doing.
+type InterruptedError struct {
+	Phase string
+	Err   error
+}
+
+func (e *InterruptedError) Error() string {
+	return fmt.Sprintf("interrupted while %s, before the first training step: nothing was trained and no privacy was spent", e.Phase)
+}
+
+func (e *InterruptedError) Unwrap() error { return e.Err }
+
+// interrupted returns an InterruptedError for phase when ctx is done, else err: a phase that
+// fails because it was cancelled reads as the interruption it is.
+func interrupted(ctx context.Context, phase string, err error) error {
+	if c := ctx.Err(); c != nil {
+		return &InterruptedError{Phase: phase, Err: c}
+	}
+	return err
+}
+
+// New prepares a run: it checks and locks the output directory, loads the data, builds the
+// model and optimizer, calibrates the noise if asked, and checks that every configured
+// accountant covers the run — all before any training step, so that a misconfigured run fails
+// at once. Every phase stops when ctx is cancelled, with an InterruptedError. The run
+// directory stays locked until Run returns (or Close).
+func New(ctx context.Context, cfg *Config, opts Options) (_ *Trainer, err error) {
 	t := &Trainer{cfg: cfg, opts: opts, log: opts.Log, algs: opts.Algorithms}
 	if t.algs == nil {
 		t.algs = Builtin()
@@ -115,7 +142,17 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Trainer, error) {
 		t.log = logrus.New()
 		t.log.SetOutput(io.Discard)
 	}
-	var err error
+	if err := interrupted(ctx, "checking output.dir", nil); err != nil {
+		return nil, err
+	}
+	if err := t.prepareRunDir(); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			t.Close()
+		}
+	}()
 	if cfg.Seed == nil && opts.Resume {
 		// A seeded run's seed is kept in private/, not in its public config.yaml.
 		if cfg.Seed, err = readSeed(cfg.Output.Dir); err != nil {
@@ -142,7 +179,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Trainer, error) {
 	// Synthetic datasets are generated from the fixed seed 0, whatever the run's seed, so that
 	// every run and dptrain eval see the same data.
 	if t.ds, t.train, t.test, err = loadData(ctx, cfg, 0, t.log, true); err != nil {
-		return nil, err
+		return nil, interrupted(ctx, "loading the data", err)
 	}
 	if opts.TrainSplit != nil {
 		if t.train, err = opts.TrainSplit(t.train); err != nil {
@@ -150,6 +187,9 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Trainer, error) {
 		}
 	}
 	t.log.Infof("data: %s from %s: %d training, %d test examples of shape %v", t.ds.Name, t.ds.Source, t.train.Len(), t.test.Len(), t.ds.Shape)
+	if err := interrupted(ctx, "building the model", nil); err != nil {
+		return nil, err
+	}
 
 	// Initialisation uses its own stream so that it never shares randomness with the noise.
 	if t.model, err = models.New(modelSpec(cfg.Model, t.ds), t.noise.Split().Rand()); err != nil {
@@ -201,7 +241,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Trainer, error) {
 		return nil, err
 	}
 
-	if err := t.buildOptimizer(sched); err != nil {
+	if err := t.buildOptimizer(ctx, sched); err != nil {
 		return nil, err
 	}
 	t.log.Infof("model %s: %d parameters; %s with %s updates, %d steps (q = %.6g)", t.model.Name(), len(t.model.Params()),
@@ -211,7 +251,8 @@ func New(ctx context.Context, cfg *Config, opts Options) (*Trainer, error) {
 
 // buildOptimizer prepares the configured algorithm, resolves σ (calibrating it when auto),
 // builds the optimizer and the live accountants.
-func (t *Trainer) buildOptimizer(sched optim.Schedule) error {
+// Calibration and the accountants' checks stop with an InterruptedError when ctx is done.
+func (t *Trainer) buildOptimizer(ctx context.Context, sched optim.Schedule) error {
 	cfg, o := t.cfg, t.cfg.Optimizer
 	alg, err := t.algs.Lookup(o.Algorithm)
 	if err != nil {
@@ -237,8 +278,13 @@ func (t *Trainer) buildOptimizer(sched optim.Schedule) error {
 	} else if o.NoiseMultiplier.Auto {
 		t.log.Infof("calibrating the noise multiplier to ε = %g (δ = %g) over %d steps",
 			cfg.Privacy.TargetEpsilon, cfg.Privacy.Delta, t.total)
+		if err := interrupted(ctx, "calibrating the noise multiplier", nil); err != nil {
+			return err
+		}
+		// Calibration stops through ctx where it takes one; a cancellation it does not
+		// see is caught when it returns.
 		sigma, err := t.calibrate()
-		if err != nil {
+		if err := interrupted(ctx, "calibrating the noise multiplier", err); err != nil {
 			return err
 		}
 		t.sigma = sigma
@@ -255,10 +301,13 @@ func (t *Trainer) buildOptimizer(sched optim.Schedule) error {
 		return nil
 	}
 	run := t.declaredRun(t.opt)
-	if t.live, err = newLive(cfg.Privacy.Accountants, run); err != nil {
+	if err := interrupted(ctx, "checking the accountants", nil); err != nil {
 		return err
 	}
-	return t.checkCoverage(run)
+	if t.live, err = newLive(cfg.Privacy.Accountants, run); err != nil {
+		return interrupted(ctx, "checking the accountants", err)
+	}
+	return interrupted(ctx, "checking the accountants", t.checkCoverage(run))
 }
 
 // declaredRun is the plan's run declaration completed by the trainer: what is released (from
@@ -276,6 +325,7 @@ func (t *Trainer) declaredRun(opt optim.Optimizer) accounting.Run {
 // final model, summary.json and config.yaml at the top of the output directory, and the
 // checkpoints and metrics, which the guarantee does not cover, into its PrivateDir.
 func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
+	defer t.Close()
 	cfg := t.cfg
 	out := cfg.Output.Dir
 	ckptPath := PrivatePath(out, CheckpointFile)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"runtime/pprof"
@@ -78,7 +79,11 @@ never in the public config.yaml (a resume reads it from there).`,
 			t, err := train.New(ctx, cfg, opts)
 			if err != nil {
 				if sig := received(); sig != nil {
-					return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s while preparing the run (%v): training had not started, so there is nothing to resume; run the same command again", sig, err)}
+					var ie *train.InterruptedError
+					if errors.As(err, &ie) {
+						return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s: %v: run the same command again", sig, err)}
+					}
+					return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s while preparing the run (%v): training had not started, so no privacy was spent and there is nothing new to resume; run the same command again", sig, err)}
 				}
 				return err
 			}

@@ -1,0 +1,156 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// LockFile, in a run's PrivateDir, is held (flock) by the one process that writes the run
+// directory, for the whole run: a second `dptrain train` (or --resume) on the same output.dir
+// is refused at once instead of interleaving its metrics, ledger and checkpoints with the
+// first's. The file holds the holder's PID, for the message; the lock itself goes with the
+// process, also when it is killed.
+const LockFile = "lock"
+
+// ErrLocked is wrapped by the error of LockDir when another process holds the lock.
+var ErrLocked = errors.New("locked by another process")
+
+// LockDir takes the exclusive lock on the file name in dir without waiting, creating both, and
+// writes this process's PID into it. what names the thing being locked in messages (for
+// example "output.dir runs/quickstart"). The returned release closes the lock; it may be
+// called more than once.
+func LockDir(dir, name, what string) (release func(), err error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, name)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			holder := "another process"
+			if b, err := os.ReadFile(path); err == nil {
+				if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 {
+					holder = fmt.Sprintf("another process (PID %d)", pid)
+				}
+			}
+			return nil, fmt.Errorf("%s is in use: %s holds its lock %s. Wait for it to finish or stop it first, or choose another directory: %w",
+				what, holder, path, ErrLocked)
+		}
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	// The PID is informative only: the lock is the flock, not the file's content.
+	if err := f.Truncate(0); err == nil {
+		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	done := false
+	return func() {
+		if !done {
+			done = true
+			f.Close()
+		}
+	}, nil
+}
+
+// prepareRunDir checks output.dir before anything is loaded, and locks it for the run:
+//   - a directory written by a dptrain before private/ existed is refused (legacyLayout);
+//   - --resume needs the checkpoint to continue from;
+//   - a new run needs an absent or empty directory, or a dptrain run directory without a
+//     checkpoint (one whose earlier start failed before its first step): files of the
+//     user's in output.dir (a config.yaml, a summary.json of their own) are never replaced.
+func (t *Trainer) prepareRunDir() error {
+	out := t.cfg.Output.Dir
+	if strings.TrimSpace(out) == "" {
+		return errors.New("output.dir is empty: set it to the run's directory, e.g. --set output.dir=runs/NAME")
+	}
+	if err := legacyLayout(out); err != nil {
+		return err
+	}
+	from := PrivatePath(out, CheckpointFile)
+	if t.opts.ResumeFrom != "" {
+		from = t.opts.ResumeFrom
+	}
+	if t.opts.Resume {
+		if _, err := os.Stat(from); err != nil {
+			return fmt.Errorf("--resume: there is no checkpoint to continue from (%v): run without --resume to start, or set output.dir to the directory of the run to continue", err)
+		}
+	} else if err := checkNewRunDir(out); err != nil {
+		return err
+	}
+	release, err := LockDir(PrivatePath(out), LockFile, "output.dir "+out)
+	if err != nil {
+		return err
+	}
+	t.unlock = release
+	if !t.opts.Resume {
+		// Checked again under the lock: a run that started beside this one has written its
+		// checkpoint by now, or holds the lock.
+		if err := checkNewRunDir(out); err != nil {
+			t.Close()
+			return err
+		}
+	}
+	if err := makePrivateDir(out); err != nil {
+		t.Close()
+		return err
+	}
+	return nil
+}
+
+// checkNewRunDir returns an error unless a new run may write into out: out is absent or empty,
+// or a dptrain run directory (it has PrivateDir with its README or lock) without a checkpoint.
+func checkNewRunDir(out string) error {
+	entries, err := os.ReadDir(out)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("output.dir %s: %w", out, err)
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	if !isRunDir(out) {
+		var names []string
+		for i, e := range entries {
+			if i == 5 {
+				names = append(names, fmt.Sprintf("and %d more", len(entries)-5))
+				break
+			}
+			names = append(names, e.Name())
+		}
+		return fmt.Errorf("output.dir %s is not empty and is not a dptrain run directory (it holds %s): a run would overwrite files there. Choose a new or empty directory with --set output.dir=DIR, or add --resume to continue a dptrain run",
+			out, strings.Join(names, ", "))
+	}
+	if _, err := os.Stat(PrivatePath(out, CheckpointFile)); err == nil {
+		return fmt.Errorf("%s already holds a checkpoint: pass --resume to continue that run, or set output.dir to a new directory", out)
+	}
+	return nil
+}
+
+// isRunDir reports whether dir was written by dptrain: its PrivateDir holds the README or the
+// lock that every run writes first.
+func isRunDir(dir string) bool {
+	for _, name := range []string{PrivateReadme, LockFile} {
+		if fi, err := os.Stat(PrivatePath(dir, name)); err == nil && fi.Mode().IsRegular() {
+			return true
+		}
+	}
+	return false
+}
+
+// Close releases the run directory's lock. Run releases it when it returns; Close is for a
+// Trainer that is prepared (New) and then not run. It may be called more than once.
+func (t *Trainer) Close() {
+	if t.unlock != nil {
+		t.unlock()
+	}
+}
