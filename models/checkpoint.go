@@ -122,7 +122,27 @@ func ReadParams(r io.Reader) (*Network, error) {
 	for i := range nw.params {
 		nw.params[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
 	}
+	if err := CheckFinite(nw.params, "the model file"); err != nil {
+		return nil, fmt.Errorf("models: %w", err)
+	}
 	return nw, nil
+}
+
+// CheckFinite returns an error naming the first parameter of params that is NaN or infinite;
+// what names where they were read from ("the model file", "the checkpoint ..."). dptrain never
+// saves such parameters (a run whose parameters stop being finite stops before saving), so
+// one in a file means the file is damaged or was written by a run that diverged.
+func CheckFinite(params []float32, what string) error {
+	for k, v := range params {
+		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+			kind := "NaN"
+			if math.IsInf(f, 0) {
+				kind = "infinite"
+			}
+			return fmt.Errorf("parameter %d of %s is %s: the file is damaged or the run diverged", k, what, kind)
+		}
+	}
+	return nil
 }
 
 // Save writes the network to path atomically: to a temporary file in the same directory,

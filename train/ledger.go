@@ -47,6 +47,41 @@ type runLedger struct {
 	// record, as accounting.Live counts them); executed is the number of training steps the
 	// ledger holds, over every branch.
 	recordSteps, executed int
+	// last is the step number of the last line (a restored line's Steps), and top the largest
+	// step number on any branch: a new branch continues from a checkpoint at most at top.
+	last, top int
+	lines     int
+}
+
+// check returns an error when ll cannot follow the lines before it: on one branch the steps
+// are numbered 1, 2, 3, ... without a gap or a repeat (a restored line stands for steps
+// 1..Steps); a new branch (Branch one more) continues from a checkpoint the ledger has
+// reached. A line duplicated, deleted or edited by hand, or two processes writing one
+// ledger, break this.
+func (l *runLedger) check(ll ledgerLine) error {
+	first := l.lines == 0
+	switch {
+	case ll.Step < 0 || ll.Steps < 0 || ll.Branch < 0:
+		return fmt.Errorf("negative step, count or branch")
+	case ll.Step == 0 && ll.Steps == 0:
+		return fmt.Errorf("no step number")
+	case ll.Step == 0: // a restored checkpoint ledger: the first line of its branch
+		if !first && ll.Branch != l.branch+1 {
+			return fmt.Errorf("a restored ledger copy in the middle of branch %d", ll.Branch)
+		}
+	case first && ll.Branch == 0 && ll.Step != 1:
+		return fmt.Errorf("the ledger starts at step %d, not 1", ll.Step)
+	case first:
+		// A ledger restored from elsewhere may start on a later branch; its numbers are
+		// checked from here on.
+	case ll.Branch == l.branch && ll.Step != l.last+1:
+		return fmt.Errorf("step %d follows step %d on branch %d", ll.Step, l.last, ll.Branch)
+	case ll.Branch == l.branch+1 && ll.Step > l.top+1:
+		return fmt.Errorf("branch %d starts at step %d, beyond the %d steps executed before it", ll.Branch, ll.Step, l.top)
+	case ll.Branch != l.branch && ll.Branch != l.branch+1:
+		return fmt.Errorf("branch %d follows branch %d", ll.Branch, l.branch)
+	}
+	return nil
 }
 
 // openLedger reads the ledger at path, if there is one, and opens it for appending. A last
@@ -69,8 +104,12 @@ func openLedger(path string, warn func(format string, args ...any)) (*runLedger,
 			break
 		}
 		var ll ledgerLine
-		if err := json.Unmarshal(line, &ll); err != nil {
-			return nil, fmt.Errorf("privacy ledger %s: line at byte %d: %v: the ledger is damaged; it is the record of the privacy this run spent, so repair it by hand (never shorten it) or start a new run in another output.dir", path, good, err)
+		err := json.Unmarshal(line, &ll)
+		if err == nil {
+			err = l.check(ll)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("privacy ledger %s: line %d (at byte %d): %v: the ledger is damaged; it is the record of the privacy this run spent, so repair it by hand (never shorten it) or start a new run in another output.dir", path, l.lines+1, good, err)
 		}
 		l.add(ll)
 		good = end
@@ -104,10 +143,14 @@ func (l *runLedger) add(ll ledgerLine) {
 	}
 	if ll.Steps > 0 {
 		l.executed += ll.Steps
+		l.last = ll.Steps
 	} else {
 		l.executed++
+		l.last = ll.Step
 	}
+	l.top = max(l.top, l.last)
 	l.branch = max(l.branch, ll.Branch)
+	l.lines++
 }
 
 // append writes one step's records as a line, in one write, and counts them.
@@ -179,6 +222,10 @@ func (t *Trainer) openLedger(start int) error {
 		}
 	case l.recordSteps < ckSteps:
 		return fmt.Errorf("privacy ledger %s holds fewer steps (%d records) than the checkpoint's copy (%d): it was shortened, which would give privacy back. Restore it from a backup, or start a new run in another output.dir", path, l.recordSteps, ckSteps)
+	case l.top < start:
+		// The checkpoint's steps were all recorded before it was written (the ledger is
+		// synced first): a ledger that never reached them was shortened or replaced.
+		return fmt.Errorf("privacy ledger %s reaches step %d, but the checkpoint resumed from is at step %d: the ledger was shortened or replaced, which would give privacy back. Restore it from a backup, or start a new run in another output.dir", path, l.top, start)
 	}
 	if err := t.live.Replay(l.records); err != nil {
 		return fmt.Errorf("privacy ledger %s: %w", path, err)

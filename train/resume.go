@@ -2,11 +2,13 @@ package train
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
 )
 
@@ -61,16 +63,7 @@ func (t *Trainer) snapshotCheckpoint(step int) (*Checkpoint, error) {
 func (t *Trainer) restore(path string) (int, error) {
 	c, err := LoadCheckpoint(path)
 	if err != nil {
-		var older []string
-		for _, o := range olderCheckpoints(filepath.Dir(path)) {
-			if o != path {
-				older = append(older, o)
-			}
-		}
-		if len(older) > 0 {
-			return 0, fmt.Errorf("%w\nolder checkpoints of this run (newest first): %s\ncontinue from one with --resume --resume-from FILE", err, strings.Join(older, ", "))
-		}
-		return 0, err
+		return 0, withFallbacks(err, path)
 	}
 	if c.Header.ConfigHash != t.hash {
 		if err := t.acceptChanges(path, c.Header); err != nil {
@@ -90,6 +83,11 @@ func (t *Trainer) restore(path string) (int, error) {
 	p := c.Vectors["params"]
 	if len(p) != len(t.model.Params()) {
 		return 0, fmt.Errorf("checkpoint %s holds %d parameters, the model has %d", path, len(p), len(t.model.Params()))
+	}
+	// A non-finite parameter would make the first step fail as a divergence, with advice
+	// about the learning rate that does not apply to a damaged file.
+	if err := models.CheckFinite(p, "the checkpoint "+path); err != nil {
+		return 0, withFallbacks(err, path)
 	}
 	copy(t.model.Params(), p)
 	if s, ok := t.opt.(optim.Checkpointer); ok {
@@ -152,4 +150,25 @@ func (t *Trainer) acceptChanges(path string, h CheckpointHeader) error {
 	}
 	t.changes = changeable
 	return nil
+}
+
+// withFallbacks adds to err, the error of the checkpoint at path, the run's other checkpoints
+// to continue from. The newest step file is a hard link to checkpoint.dpt: the same damaged
+// file under another name is not offered.
+func withFallbacks(err error, path string) error {
+	var older []string
+	fi, ferr := os.Stat(path)
+	for _, o := range olderCheckpoints(filepath.Dir(path)) {
+		if o == path {
+			continue
+		}
+		if oi, err := os.Stat(o); err != nil || ferr == nil && os.SameFile(fi, oi) {
+			continue
+		}
+		older = append(older, o)
+	}
+	if len(older) == 0 {
+		return fmt.Errorf("%w\nthe run has no other checkpoint to continue from", err)
+	}
+	return fmt.Errorf("%w\nolder checkpoints of this run (newest first): %s\ncontinue from one with --resume --resume-from FILE", err, strings.Join(older, ", "))
 }
