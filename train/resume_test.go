@@ -82,11 +82,8 @@ func TestResumeFromSavedConfigAndAllowChanges(t *testing.T) {
 func TestResumeWithoutCheckpointIsAnError(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "never-ran")
 	cfg, _ := ParseConfig([]byte(synthetic), []string{"output.dir=" + dir})
-	tr, err := New(context.Background(), cfg, Options{Resume: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tr.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "no checkpoint") {
+	// Refused before the data are read.
+	if _, err := New(context.Background(), cfg, Options{Resume: true}); err == nil || !strings.Contains(err.Error(), "no checkpoint") {
 		t.Errorf("--resume without a checkpoint: %v", err)
 	}
 	if _, err := os.Stat(dir); err == nil {
@@ -111,8 +108,10 @@ func TestKeepsLastCheckpointsAndRemovesTemps(t *testing.T) {
 	for _, s := range stale {
 		os.WriteFile(filepath.Join(dir, s), []byte("half"), 0o644)
 	}
-	os.WriteFile(PrivatePath(dir, CheckpointFile), []byte("DPTCKPT1 torn"), 0o644) // damaged newest
-	if _, err := resume(t, dir, Options{}); err == nil || !strings.Contains(err.Error(), "checkpoint-00000020.dpt") {
+	// Damaged newest, written in place: checkpoint-00000020.dpt, the same file (a hard
+	// link), is damaged with it and is not offered.
+	os.WriteFile(PrivatePath(dir, CheckpointFile), []byte("DPTCKPT1 torn"), 0o644)
+	if _, err := resume(t, dir, Options{}); err == nil || !strings.Contains(err.Error(), "checkpoint-00000010.dpt") {
 		t.Errorf("damaged checkpoint.dpt: %v, want the error to name the older checkpoints", err)
 	}
 	sum, err := resume(t, dir, Options{ResumeFrom: want[1]})

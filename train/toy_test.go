@@ -190,6 +190,7 @@ func TestToyAlgorithmRegisteredFromTestFile(t *testing.T) {
 	if got := tr.NoiseMultiplier(); math.Abs(got/(math.Sqrt2*dpsgd)-1) > 2e-4 {
 		t.Errorf("calibrated σ = %v, want √2·%v = %v (the toy's own declarer)", got, dpsgd, math.Sqrt2*dpsgd)
 	}
+	tr.Close() // prepared only: the run itself is below
 	res, sum := interruptAndResume(t, cfg, reg, 25)
 	refCfg, _ := reg.ParseConfig([]byte(toyConfig), []string{"output.dir=" + t.TempDir()})
 	ref, err := New(context.Background(), refCfg, Options{Algorithms: reg})

@@ -146,11 +146,8 @@ func TestResumeContinuesLedger(t *testing.T) {
 	if err != nil || ck.Header.Step != 10 {
 		t.Fatalf("checkpoint after crash: %v, step %d; want step 10", err, ck.Header.Step)
 	}
-	if _, err := New(context.Background(), cfg, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	again, _ := New(context.Background(), cfg, Options{})
-	if _, err := again.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "--resume") {
+	// Refused before the data are read.
+	if _, err := New(context.Background(), cfg, Options{}); err == nil || !strings.Contains(err.Error(), "--resume") {
 		t.Errorf("a second run into the same directory without --resume: %v, want a refusal naming --resume", err)
 	}
 	res, _ := New(context.Background(), cfg, Options{Resume: true})
@@ -444,6 +441,7 @@ func TestOptionsTrainSplitAndOracle(t *testing.T) {
 		t.Errorf("dataset size %d, oracle calls %d: want 1000 and 5", sum.DatasetSize, calls)
 	}
 	opts.TrainSplit = func(*data.Split) (*data.Split, error) { return nil, errors.New("no split today") }
+	cfg.Output.Dir = t.TempDir()
 	if _, err := New(context.Background(), cfg, opts); err == nil || !strings.Contains(err.Error(), "no split today") {
 		t.Errorf("a failing TrainSplit gave %v", err)
 	}
