@@ -17,6 +17,33 @@ type live struct {
 	// records, with the reason: the hidden-state accountants once the run has executed steps
 	// on a branch it abandoned (see voidHiddenState).
 	void map[string]string
+	// startLabels is each accountant's label once it has composed the run's first step: the
+	// label reported while nothing has been composed, so that it does not depend on whether
+	// a step ran (the GDP accountant is certified with no step and approximate after the
+	// first subsampled one).
+	startLabels map[string]accounting.Label
+}
+
+// labelFirstStep records in startLabels the label every accountant has after composing
+// first, the records of the run's first step.
+func (l *live) labelFirstStep(run accounting.Run, first []accounting.Step) {
+	l.startLabels = map[string]accounting.Label{}
+	for _, name := range l.Names() {
+		a, err := modes.New(name, run)
+		if err != nil {
+			continue
+		}
+		ok := true
+		for _, r := range first {
+			if a.Compose(r) != nil {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			l.startLabels[name] = a.Label()
+		}
+	}
 }
 
 // newLive builds the configured accountants for run. An accountant whose theorem does not
@@ -78,6 +105,9 @@ func (l *live) snapshot(delta float64) []ModeEpsilon {
 	out := make([]ModeEpsilon, len(gs))
 	for i, g := range gs {
 		out[i] = ModeEpsilon{Mode: l.Names()[i], Label: g.Label, Epsilon: g.Epsilon, Delta: delta, Order: g.Order}
+		if lb, ok := l.startLabels[out[i].Mode]; ok && l.Steps() == 0 {
+			out[i].Label = lb
+		}
 		if r, ok := l.void[out[i].Mode]; ok && errs[i] == nil {
 			errs[i] = errors.New(r)
 		}

@@ -12,23 +12,26 @@ import (
 // Summary is the outcome of a run, printed by `dptrain train` (as JSON with --json) and written
 // to summary.json in the output directory.
 type Summary struct {
-	Name            string        `json:"name"`
-	Algorithm       string        `json:"algorithm"`
-	Dataset         string        `json:"dataset"`
-	Model           string        `json:"model"`
-	TestAccuracy    float64       `json:"test_accuracy"`
-	TestLoss        float64       `json:"test_loss"`
-	Steps           int           `json:"steps"`
-	PlannedSteps    int           `json:"planned_steps"`
-	Epochs          float64       `json:"epochs"`
-	SampleRate      float64       `json:"sample_rate"`
-	BatchSize       int           `json:"batch_size"`
-	DatasetSize     int           `json:"dataset_size"`
-	NoiseMultiplier float64       `json:"noise_multiplier"`
-	ClipNorm        float64       `json:"clip_norm"`
-	Delta           float64       `json:"delta,omitempty"`
-	TargetEpsilon   float64       `json:"target_epsilon,omitempty"`
-	Epsilon         []ModeEpsilon `json:"epsilon"`
+	Name            string  `json:"name"`
+	Algorithm       string  `json:"algorithm"`
+	Dataset         string  `json:"dataset"`
+	Model           string  `json:"model"`
+	TestAccuracy    float64 `json:"test_accuracy"`
+	TestLoss        float64 `json:"test_loss"`
+	Steps           int     `json:"steps"`
+	PlannedSteps    int     `json:"planned_steps"`
+	Epochs          float64 `json:"epochs"`
+	SampleRate      float64 `json:"sample_rate"`
+	BatchSize       int     `json:"batch_size"`
+	DatasetSize     int     `json:"dataset_size"`
+	NoiseMultiplier float64 `json:"noise_multiplier"`
+	ClipNorm        float64 `json:"clip_norm"`
+	// Lipschitz is set for an algorithm that clips nothing (DP-SGLD, clip_norm 0): the
+	// declared Lipschitz constant L of the loss, which bounds a gradient as C would.
+	Lipschitz     float64       `json:"lipschitz,omitempty"`
+	Delta         float64       `json:"delta,omitempty"`
+	TargetEpsilon float64       `json:"target_epsilon,omitempty"`
+	Epsilon       []ModeEpsilon `json:"epsilon"`
 	// LedgerSteps is the number of private steps ever executed on the run's data, on every
 	// branch of the run (its private/ledger.jsonl): ε counts all of them. AbandonedSteps is
 	// how many of them are not on the final model's trajectory (resumes from older

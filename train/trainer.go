@@ -281,9 +281,7 @@ func (t *Trainer) buildOptimizer(ctx context.Context, sched optim.Schedule) erro
 		if err := interrupted(ctx, "calibrating the noise multiplier", nil); err != nil {
 			return err
 		}
-		// Calibration stops through ctx where it takes one; a cancellation it does not
-		// see is caught when it returns.
-		sigma, err := t.calibrate()
+		sigma, err := t.calibrateContext(ctx)
 		if err := interrupted(ctx, "calibrating the noise multiplier", err); err != nil {
 			return err
 		}
@@ -307,7 +305,12 @@ func (t *Trainer) buildOptimizer(ctx context.Context, sched optim.Schedule) erro
 	if t.live, err = newLive(cfg.Privacy.Accountants, run); err != nil {
 		return interrupted(ctx, "checking the accountants", err)
 	}
-	return interrupted(ctx, "checking the accountants", t.checkCoverage(run))
+	if d, ok := t.opt.(optim.StepDeclarer); ok && t.total > 0 {
+		if first, err := d.DeclareStep(0, data.PlannedBatch(t.sampler, 0)); err == nil {
+			t.live.labelFirstStep(run, first)
+		}
+	}
+	return interrupted(ctx, "checking the accountants", t.checkCoverageContext(ctx, run))
 }
 
 // declaredRun is the plan's run declaration completed by the trainer: what is released (from
@@ -525,6 +528,9 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	if interrupted {
 		sum.Held = fmt.Sprintf("interrupted after step %d of %d: the model (%s) and this summary are kept in %s until the run reaches its planned end (resume it with --resume). An intermediate model released besides the final one is a second release: the composition accountants' ε (rdp, pld, gdp) bounds every iterate, so it covers both; the hidden-state accountants bound the last iterate only and do not",
 			step, t.total, modelPath, PrivatePath(out)+string(filepath.Separator))
+	}
+	if sum.ClipNorm == 0 && t.plan.Run.Lipschitz > 0 {
+		sum.Lipschitz = t.plan.Run.Lipschitz
 	}
 	if cfg.Seed != nil {
 		sum.NotPrivate = NotPrivateSeeded

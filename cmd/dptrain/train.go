@@ -161,8 +161,13 @@ func printSummary(cmd *cobra.Command, s *train.Summary, asJSON bool) error {
 	}
 	fmt.Fprintf(out, "%s: %s on %s, %s\n", s.Name, s.Algorithm, s.Dataset, s.Model)
 	// σ is printed rounded up: a run configured from the printed value has at least this noise.
-	fmt.Fprintf(out, "test accuracy %.4f (loss %.4f) after %d/%d steps (%.2f epochs, q = %.5g, σ = %s, C = %g)\n",
-		s.TestAccuracy, s.TestLoss, s.Steps, s.PlannedSteps, s.Epochs, s.SampleRate, train.FormatUp(s.NoiseMultiplier, 5), s.ClipNorm)
+	// DP-SGLD clips nothing: its sensitivity is the loss's Lipschitz constant L.
+	bound := fmt.Sprintf("C = %g", s.ClipNorm)
+	if s.ClipNorm == 0 && s.Lipschitz > 0 {
+		bound = fmt.Sprintf("L = %g", s.Lipschitz)
+	}
+	fmt.Fprintf(out, "test accuracy %.4f (loss %.4f) after %d/%d steps (%.2f epochs, q = %.5g, σ = %s, %s)\n",
+		s.TestAccuracy, s.TestLoss, s.Steps, s.PlannedSteps, s.Epochs, s.SampleRate, train.FormatUp(s.NoiseMultiplier, 5), bound)
 	if s.StoppedEarly != "" {
 		fmt.Fprintln(out, s.StoppedEarly)
 	}
@@ -197,7 +202,12 @@ func printSummary(cmd *cobra.Command, s *train.Summary, asJSON bool) error {
 	if s.NotPrivate != "" {
 		fmt.Fprintf(out, "NOT PRIVATE: %s\n", s.NotPrivate)
 	}
-	fmt.Fprintf(out, "%.1f s, %.1f ms/step (blas %s; timing is operator only: private/%s); model: %s\n", s.WallSec, s.MsPerStep, s.BLAS, train.TimingFile, s.ModelFile)
+	perStep := fmt.Sprintf("%.1f ms/step", s.MsPerStep)
+	if s.MsPerStep == 0 {
+		// A finished run resumed, or a run stopped before its first step: no step to time.
+		perStep = "no step ran in this session"
+	}
+	fmt.Fprintf(out, "%.1f s, %s (blas %s; timing is operator only: private/%s); model: %s\n", s.WallSec, perStep, s.BLAS, train.TimingFile, s.ModelFile)
 	switch {
 	case len(s.Epsilon) == 0:
 	case s.Held != "":
