@@ -20,7 +20,8 @@ type Suite struct {
 	Name string `yaml:"name"`
 	// Description is printed above the collected table.
 	Description string `yaml:"description"`
-	// Config is the base config of every cell, unless a value of an axis names its own.
+	// Config is the base config of every cell, unless a value of an axis names its own: a path
+	// relative to the suite file, or an absolute one.
 	Config string `yaml:"config"`
 	// Set holds --set overrides applied to every cell, before the axes' own.
 	Set []string `yaml:"set"`
@@ -45,7 +46,8 @@ type Axis struct {
 // Value is one point of an axis: a label, optionally a base config, and --set overrides.
 type Value struct {
 	Label string `yaml:"label"`
-	// Config, relative to the suite file, replaces the suite's base config for this cell.
+	// Config (relative to the suite file, or absolute) replaces the suite's base config for
+	// this cell.
 	Config string   `yaml:"config"`
 	Set    []string `yaml:"set"`
 	// Unavailable, when set, keeps the value in the grid but runs none of its cells: the
@@ -164,7 +166,7 @@ func (s *Suite) Cells() []Cell {
 			n.Labels = append(append([]Label(nil), c.Labels...), Label{s.Axes[i].Name, v.Label})
 			n.Set = append(append([]string(nil), c.Set...), v.Set...)
 			if v.Config != "" {
-				n.Config = filepath.Join(s.dir, v.Config)
+				n.Config = s.path(v.Config)
 			}
 			if v.Unavailable != "" && n.Unavailable == "" {
 				n.Unavailable = v.Unavailable
@@ -174,10 +176,19 @@ func (s *Suite) Cells() []Cell {
 	}
 	base := Cell{Set: append([]string(nil), s.Set...)}
 	if s.Config != "" {
-		base.Config = filepath.Join(s.dir, s.Config)
+		base.Config = s.path(s.Config)
 	}
 	walk(0, base)
 	return cells
+}
+
+// path resolves a config path of the suite: an absolute path stays as it is, a relative one is
+// relative to the suite file's directory.
+func (s *Suite) path(config string) string {
+	if filepath.IsAbs(config) {
+		return filepath.Clean(config)
+	}
+	return filepath.Join(s.dir, config)
 }
 
 // Label returns the cell's value on axis, or "".

@@ -96,3 +96,42 @@ func TestShippedSuitesPlan(t *testing.T) {
 		}
 	}
 }
+
+// A suite may name its configs by absolute path, on the suite and on an axis value; relative
+// paths stay relative to the suite file.
+func TestSuiteAbsoluteConfigPaths(t *testing.T) {
+	base, err := filepath.Abs("testdata/synthetic.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	other := filepath.Join(dir, "other", "sgd.yaml")
+	if err := os.MkdirAll(filepath.Dir(other), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	suite := filepath.Join(dir, "suite.yaml")
+	text := "name: abs\nconfig: " + base + "\nset: [training.steps=5]\naxes:\n  - name: v\n    values:\n      - label: a\n      - label: b\n        config: " + other + "\n      - label: c\n        config: other/sgd.yaml\n"
+	if err := os.WriteFile(suite, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := LoadSuite(suite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := s.Cells()
+	for i, want := range []string{base, other, other} {
+		if cells[i].Config != want {
+			t.Errorf("cell %s: config %s, want %s", cells[i].ID, cells[i].Config, want)
+		}
+	}
+	if _, err := MakePlan(s, filepath.Join(dir, "plan"), nil); err != nil {
+		t.Errorf("planning a suite with absolute config paths: %v", err)
+	}
+}
