@@ -34,9 +34,19 @@ var dashes = [][]vg.Length{
 // PlotAccuracyEpsilon draws test accuracy (mean over seeds, with ± std bars) against ε: one
 // colour per group, one marker per accounting mode, so that one run appears once per mode.
 func (r *Results) PlotAccuracyEpsilon(w io.Writer) error {
+	p, legend, err := r.accuracyPlot()
+	if err != nil {
+		return err
+	}
+	return save(p, legend, w)
+}
+
+// accuracyPlot builds the accuracy plot: its axes span the points drawn, with a margin, so that
+// no marker sits on the frame and the points fill the plot.
+func (r *Results) accuracyPlot() (*plot.Plot, plot.Legend, error) {
 	p, legend, modes := r.newPlot("test accuracy against ε", "ε (per accounting mode; marker = mode)", "test accuracy (mean ± std over seeds)")
-	p.Y.Max = 1
 	logX := setEpsilonAxis(p, r.plottedEpsilons())
+	var xs, ys []float64
 	for gi, g := range r.Groups {
 		if g.Seeds == 0 {
 			continue
@@ -44,26 +54,54 @@ func (r *Results) PlotAccuracyEpsilon(w io.Writer) error {
 		col := palette[gi%len(palette)]
 		for mi, m := range modes {
 			for _, e := range g.Epsilon {
-				if e.Mode != m || e.Error != "" || (logX && e.Epsilon <= 0) {
+				if e.Mode != m || e.Error != "" || (logX && e.Epsilon <= 0) || math.IsInf(e.Epsilon, 0) || math.IsNaN(e.Epsilon) {
 					continue
 				}
 				pts := plotter.XYs{{X: e.Epsilon, Y: g.AccuracyMean}}
 				sc, err := plotter.NewScatter(pts)
 				if err != nil {
-					return err
+					return nil, legend, err
 				}
 				sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(4), Shape: shapes[mi%len(shapes)]}
 				bars, err := plotter.NewYErrorBars(errPoints{pts, g.AccuracyStd})
 				if err != nil {
-					return err
+					return nil, legend, err
 				}
 				bars.LineStyle.Color = col
 				p.Add(sc, bars)
 				legend.Add(fmt.Sprintf("%s · %s (%s): ε %.3g", g.name(), m, e.Label, e.Epsilon), sc)
+				xs = append(xs, e.Epsilon)
+				ys = append(ys, g.AccuracyMean-g.AccuracyStd, g.AccuracyMean+g.AccuracyStd)
 			}
 		}
 	}
-	return save(p, legend, w)
+	if !logX {
+		if _, hi := span(xs); hi > 0 {
+			p.X.Max = hi * (1 + plotMargin)
+		}
+	}
+	if lo, hi := span(ys); lo <= hi {
+		// At least 2 points of accuracy tall, so that equal accuracies do not fill the plot
+		// with a magnified nothing.
+		pad := max(hi-lo, 0.02) * plotMargin
+		p.Y.Min, p.Y.Max = max(lo-pad, 0), hi+pad
+	}
+	return p, legend, nil
+}
+
+// plotMargin is the fraction of an axis's data range left free beyond its last point, so that a
+// marker at the end of the range is drawn whole.
+const plotMargin = 0.06
+
+// span returns the smallest and largest finite values of xs (+Inf, -Inf if none).
+func span(xs []float64) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, x := range xs {
+		if !math.IsInf(x, 0) && !math.IsNaN(x) {
+			lo, hi = math.Min(lo, x), math.Max(hi, x)
+		}
+	}
+	return lo, hi
 }
 
 // plottedEpsilons returns every finite ε the accuracy plot draws.
@@ -119,6 +157,7 @@ func (e errPoints) YError(int) (float64, float64) { return e.std, e.std }
 func (r *Results) PlotEpsilonSteps(w io.Writer) error {
 	p, legend, modes := r.newPlot("ε against steps", "steps", "ε")
 	p.Y.Min = 0
+	var xs, ys []float64
 	for gi, g := range r.Groups {
 		key, _ := groupKey(Cell{Labels: g.Labels})
 		for _, c := range r.Cells {
@@ -133,6 +172,7 @@ func (r *Results) PlotEpsilonSteps(w io.Writer) error {
 				xy := make(plotter.XYs, len(pts))
 				for i, q := range pts {
 					xy[i] = plotter.XY{X: q.X, Y: q.Y}
+					xs, ys = append(xs, q.X), append(ys, q.Y)
 				}
 				l, sc, err := plotter.NewLinePoints(xy)
 				if err != nil {
@@ -149,6 +189,12 @@ func (r *Results) PlotEpsilonSteps(w io.Writer) error {
 			break
 		}
 	}
+	if _, hi := span(xs); hi > 0 {
+		p.X.Max = hi * (1 + plotMargin)
+	}
+	if _, hi := span(ys); hi > 0 {
+		p.Y.Max = hi * (1 + plotMargin)
+	}
 	return save(p, legend, w)
 }
 
@@ -161,17 +207,28 @@ func (r *Results) newPlot(title, x, y string) (*plot.Plot, plot.Legend, []string
 	return p, plot.NewLegend(), r.Modes()
 }
 
-// save draws the plot with its legend beside the axes, so that no entry hides a point.
+// save draws the plot with its legend beside the axes, so that no entry hides a point. The
+// legend's column is as wide as its longest entry, and the image grows taller when the legend
+// needs it; a margin keeps everything off the image's edges.
 func save(p *plot.Plot, legend plot.Legend, w io.Writer) error {
-	const width, height, legendWidth = 12 * vg.Inch, 6 * vg.Inch, 4.2 * vg.Inch
+	const (
+		width, minHeight = 12 * vg.Inch, 6 * vg.Inch
+		margin, gap      = vg.Length(10), vg.Length(14)
+	)
 	p.Add(plotter.NewGrid())
+	legend.Top, legend.Left = true, true
+	// The legend's size does not depend on where it is drawn: measure it on a scratch canvas.
+	ext := legend.Rectangle(draw.New(vgimg.New(width, minHeight))).Size()
+	height := max(minHeight, ext.Y+2*margin+vg.Points(30))
 	c := vgimg.New(width, height)
 	dc := draw.New(c)
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
-	p.Draw(draw.Crop(dc, 0, -legendWidth, 0, 0))
-	legend.Top, legend.Left = true, true
-	legend.Draw(draw.Crop(draw.Crop(dc, width-legendWidth, 0, 0, 0), vg.Points(8), 0, 0, -vg.Points(30)))
+	inner := draw.Crop(dc, margin, -margin, margin, -margin)
+	lw := min(ext.X, inner.Size().X/2)
+	p.Draw(draw.Crop(inner, 0, -(lw + gap), 0, 0))
+	// Level with the top of the axes (below the title).
+	legend.Draw(draw.Crop(inner, inner.Size().X-lw, 0, 0, -vg.Points(20)))
 	_, err := vgimg.PngCanvas{Canvas: c}.WriteTo(w)
 	return err
 }
