@@ -28,7 +28,9 @@ func plotAudit(file string, r *audit.Report) error {
 		vals = append(vals, v.Epsilon)
 		names = append(names, fmt.Sprintf("%s (%s)", v.Mode, v.Label))
 	}
+	// Inside the axes' top right corner, clear of the frame and of the image's edge.
 	p.Legend.Top = true
+	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(8), -vg.Points(6)
 	if len(vals) > 0 {
 		bars, err := plotter.NewBarChart(vals, vg.Points(40))
 		if err != nil {
@@ -54,10 +56,15 @@ func plotAudit(file string, r *audit.Report) error {
 	for _, v := range vals {
 		top = max(top, v)
 	}
-	p.Y.Min, p.Y.Max = 0, 1.25*max(top, 0.1) // room for the legend
+	p.Y.Min, p.Y.Max = 0, 1.3*max(top, 0.1) // room for the legend
 	p.Add(plotter.NewGrid())
 	p.BackgroundColor = color.White
 	img := vgimg.New(7*vg.Inch, 4.5*vg.Inch)
-	p.Draw(draw.New(img))
+	dc := draw.New(img)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	// A margin keeps the title, the axes and the legend off the image's edges.
+	const margin = vg.Length(10)
+	p.Draw(draw.Crop(dc, margin, -margin, margin, -margin))
 	return writePNG(file, img)
 }
