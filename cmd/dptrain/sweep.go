@@ -2,15 +2,20 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/train"
 	"github.com/dptrain/dptrain/train/sweep"
 )
@@ -73,9 +78,11 @@ func newSweepRunCmd(a *app) *cobra.Command {
 		Use:   "run DIR",
 		Short: "Run the unfinished cells of a plan locally with a pool of worker processes (resumable)",
 		Long: `Runs every unfinished cell in its own dptrain process, at most --workers at a time, each
-with the machine's CPUs divided among the workers (OPENBLAS_NUM_THREADS, GOMAXPROCS). Finished
-cells are skipped and interrupted ones resume from their checkpoints, so run it again after an
-interruption. Each cell's output goes to its log.txt.`,
+with the machine's CPUs divided among the workers (GOMAXPROCS; OpenBLAS stays on one thread
+unless OPENBLAS_NUM_THREADS is set). A line is printed as each cell ends: its accuracy, ε, time,
+the cells left and an estimate of the time left. Finished cells are skipped; Ctrl-C or SIGTERM
+sends each running cell SIGTERM, which checkpoints it, and the next run resumes it. A cell that
+another process runs is reported as running elsewhere. Each cell's output goes to its log.txt.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := sweep.LoadPlan(args[0])
@@ -86,16 +93,35 @@ interruption. Each cell's output goes to its log.txt.`,
 			if err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			ctx, received, stop := signalContext(cmd.Context())
 			defer stop()
-			a.log.Infof("running %d cells of %s with %d workers, %d BLAS threads each", len(p.Cells), p.Suite, workers, sweep.Threads(workers))
-			rep, err := sweep.RunLocal(ctx, p, workers, func(ctx context.Context, i int) *exec.Cmd {
-				return exec.CommandContext(ctx, exe, "--log-level", a.logLevel, "sweep", "run-cell", p.Dir(), "--index", strconv.Itoa(i), "--no-progress")
-			})
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d ran, %d skipped (finished before), %d failed, %d not yet available\n",
+			blas := os.Getenv("OPENBLAS_NUM_THREADS")
+			if blas == "" {
+				blas = strconv.Itoa(sweep.BLASThreads)
+			}
+			a.log.Infof("running %d cells of %s with %d workers, GOMAXPROCS=%d and %s OpenBLAS thread(s) each", len(p.Cells), p.Suite, workers, sweep.Threads(workers), blas)
+			out := cmd.OutOrStdout()
+			rep, err := sweep.Local{
+				Workers: workers,
+				Worker: func(ctx context.Context, i int) *exec.Cmd {
+					return exec.CommandContext(ctx, exe, "--log-level", a.logLevel, "sweep", "run-cell", p.Dir(), "--index", strconv.Itoa(i), "--no-progress")
+				},
+				OnCell: func(ev sweep.CellEvent) { fmt.Fprintln(out, cellLine(ev)) },
+			}.Run(ctx, p)
+			fmt.Fprintf(out, "%s: %d ran, %d skipped (finished before), %d failed, %d not yet available",
 				p.Suite, rep.Ran, rep.Skipped, rep.Failed, rep.Unavailable)
-			for i, e := range rep.Errors {
-				fmt.Fprintf(cmd.OutOrStdout(), "  cell %d: %s\n", i, e)
+			if len(rep.Elsewhere) > 0 {
+				fmt.Fprintf(out, ", %d running elsewhere", len(rep.Elsewhere))
+			}
+			if len(rep.Interrupted) > 0 {
+				fmt.Fprintf(out, ", %d interrupted", len(rep.Interrupted))
+			}
+			fmt.Fprintln(out)
+			for _, i := range slices.Sorted(maps.Keys(rep.Errors)) {
+				fmt.Fprintf(out, "  cell %d: %s\n", i, rep.Errors[i])
+			}
+			if sig := received(); sig != nil {
+				return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s: interrupted; the %d running cells were asked to checkpoint. Resume with:\n  dptrain sweep run %s", sig, len(rep.Interrupted), args[0])}
 			}
 			if err != nil {
 				return err
@@ -110,6 +136,54 @@ interruption. Each cell's output goes to its log.txt.`,
 	return cmd
 }
 
+// cellLine is the line `dptrain sweep run` prints as a cell ends.
+func cellLine(ev sweep.CellEvent) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[%d/%d] cell %d %s: %s", ev.Done, ev.Total, ev.Index, ev.ID, ev.Outcome)
+	switch ev.Outcome {
+	case sweep.OutcomeFinished:
+		fmt.Fprintf(&b, ", accuracy %.2f%%, %s", 100*ev.Summary.TestAccuracy, headlineEpsilon(ev.Summary))
+	case sweep.OutcomeFailed:
+		fmt.Fprintf(&b, " (%s)", ev.Err)
+	case sweep.OutcomeInterrupted:
+		if ev.CheckpointStep > 0 {
+			fmt.Fprintf(&b, ", checkpoint at step %d", ev.CheckpointStep)
+		} else {
+			b.WriteString(", no checkpoint yet (it starts again)")
+		}
+	case sweep.OutcomeElsewhere:
+		b.WriteString(" (another process holds its lock; not run here)")
+	}
+	fmt.Fprintf(&b, ", %s; %d left", ev.Elapsed.Round(100*time.Millisecond), ev.Total-ev.Done)
+	if ev.ETA > 0 {
+		fmt.Fprintf(&b, ", ETA %s", ev.ETA.Round(time.Second))
+	}
+	return b.String()
+}
+
+// headlineEpsilon is the ε a cell's line shows: the first certified mode's, else the first mode
+// that gave a number, with its label.
+func headlineEpsilon(s *train.Summary) string {
+	pick := -1
+	for k, e := range s.Epsilon {
+		if e.Error != "" {
+			continue
+		}
+		if e.Label == accounting.Certified {
+			pick = k
+			break
+		}
+		if pick < 0 {
+			pick = k
+		}
+	}
+	if pick < 0 {
+		return "no ε"
+	}
+	e := s.Epsilon[pick]
+	return fmt.Sprintf("ε %.3g (%s, %s)", e.Epsilon, e.Mode, e.Label)
+}
+
 func newSweepRunCellCmd(a *app) *cobra.Command {
 	var (
 		index  int
@@ -118,19 +192,33 @@ func newSweepRunCellCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run-cell DIR --index I",
 		Short: "Run one cell of a plan (for any scheduler: skips a finished cell, resumes an interrupted one)",
-		Args:  cobra.ExactArgs(1),
+		Long: `Runs one cell of a plan: a finished cell is skipped, an interrupted one resumes from its
+checkpoint. SIGINT or SIGTERM (Slurm sends SIGTERM before a requeue or at the time limit)
+checkpoints the cell and exits with 130 or 143, as dptrain train does; a cell that another
+process runs exits with status 75 (running elsewhere).`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, err := sweep.LoadPlan(args[0])
 			if err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			ctx, received, stop := signalContext(cmd.Context())
 			defer stop()
 			opts := train.Options{Log: a.log}
 			if !noProg {
 				opts.Progress = a.errw
 			}
 			sum, err := sweep.RunCell(ctx, p, index, opts)
+			if errors.Is(err, sweep.ErrLocked) {
+				return &exitError{status: sweep.ExitLocked, msg: err.Error()}
+			}
+			if sig := received(); sig != nil && (err != nil || sum.Interrupted) {
+				if err != nil {
+					return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s: %v", sig, err)}
+				}
+				return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s: cell %d interrupted at step %d; a checkpoint was saved in %s. Continue with:\n  dptrain sweep run-cell %s --index %d",
+					sig, index, sum.Steps, train.PrivatePath(sum.OutputDir, train.CheckpointFile), args[0], index)}
+			}
 			if err != nil {
 				return err
 			}
@@ -200,7 +288,7 @@ func newSweepEmitCmd(a *app) *cobra.Command {
 	cmd.Flags().BoolVar(&slurm, "slurm", false, "emit a Slurm job array")
 	cmd.Flags().StringVar(&o.Executable, "executable", "", "absolute path of dptrain on the cluster (default: this binary)")
 	cmd.Flags().IntVar(&o.Concurrent, "concurrent", 0, "at most this many cells at once (--array=...%K; 0: no limit)")
-	cmd.Flags().IntVar(&o.CPUsPerTask, "cpus-per-task", 2, "CPUs (and BLAS threads) per cell")
+	cmd.Flags().IntVar(&o.CPUsPerTask, "cpus-per-task", 2, "CPUs per cell (its GOMAXPROCS; OpenBLAS stays on one thread unless OPENBLAS_NUM_THREADS is set)")
 	cmd.Flags().StringVar(&o.Time, "time", "", "--time limit per cell, e.g. 04:00:00")
 	cmd.Flags().StringVar(&o.Partition, "partition", "", "Slurm partition")
 	return cmd

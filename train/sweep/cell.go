@@ -17,6 +17,11 @@ import (
 // suite.
 var ErrUnavailable = errors.New("cell not available")
 
+// ErrInterrupted is returned by RunCell for a cell whose context was cancelled before its
+// training started: nothing ran, and the next run starts it again. (A cell interrupted while
+// training returns its summary with Interrupted set: it saved a checkpoint.)
+var ErrInterrupted = errors.New("interrupted")
+
 // Done reports whether cell i has finished (its run wrote summary.json).
 func (p *Plan) Done(i int) bool {
 	_, err := os.Stat(filepath.Join(p.RunDir(i), train.SummaryFile))
@@ -25,7 +30,10 @@ func (p *Plan) Done(i int) bool {
 
 // RunCell trains cell i of the plan. A finished cell is not run again (its summary is
 // returned); a cell with a checkpoint resumes from it, so its privacy ledger continues. A
-// failure is also written to the cell's error.txt for Collect.
+// failure is also written to the cell's error.txt for Collect. A cell that another process
+// runs gives ErrLocked; cancelling ctx stops the cell as a signal stops `dptrain train`: it
+// checkpoints, and the summary it returns has Interrupted set (ErrInterrupted before training
+// started). Neither is written to error.txt: such a cell has not failed.
 func RunCell(ctx context.Context, p *Plan, i int, opts train.Options) (*train.Summary, error) {
 	c, err := p.cell(i)
 	if err != nil {
@@ -44,6 +52,9 @@ func RunCell(ctx context.Context, p *Plan, i int, opts train.Options) (*train.Su
 	}
 	sum, err := runCell(ctx, p, i, opts)
 	errPath := filepath.Join(p.CellDir(i), ErrorFile)
+	if err != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("cell %d (%s): %w before training started (%v): nothing ran; run it again", i, c.ID, ErrInterrupted, err)
+	}
 	if err != nil {
 		if werr := data.WriteFileAtomic(errPath, func(w io.Writer) error {
 			_, e := fmt.Fprintln(w, err)
@@ -53,7 +64,9 @@ func RunCell(ctx context.Context, p *Plan, i int, opts train.Options) (*train.Su
 		}
 		return nil, err
 	}
-	os.Remove(errPath)
+	if !sum.Interrupted {
+		os.Remove(errPath)
+	}
 	return sum, nil
 }
 

@@ -8,6 +8,10 @@ import (
 	"syscall"
 )
 
+// ErrLocked is returned by RunCell for a cell that another process is running (it holds the
+// cell's lock): the cell is running elsewhere, not failed.
+var ErrLocked = errors.New("running elsewhere")
+
 // LockFile, in a cell's directory, is held (flock) by the process running the cell.
 const LockFile = "lock"
 
@@ -26,7 +30,7 @@ func lockCell(p *Plan, i int) (release func(), err error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("cell %d (%s) is being run by another process (it holds %s): wait for it, or stop it first", i, p.Cells[i].ID, path)
+			return nil, fmt.Errorf("cell %d (%s) is %w: another process holds %s (wait for it, or stop it first)", i, p.Cells[i].ID, ErrLocked, path)
 		}
 		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}

@@ -2,12 +2,15 @@ package sweep
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,18 +27,29 @@ func TestMain(m *testing.M) {
 }
 
 func runCellProcess(dir, index string) int {
+	// As dptrain sweep run-cell: SIGTERM checkpoints the cell.
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	fmt.Printf("OPENBLAS_NUM_THREADS=%s\nGOMAXPROCS=%s\n", os.Getenv("OPENBLAS_NUM_THREADS"), os.Getenv("GOMAXPROCS"))
 	i, err := strconv.Atoi(index)
+	var sum *train.Summary
 	if err == nil {
 		var p *Plan
 		if p, err = LoadPlan(dir); err == nil {
-			_, err = RunCell(context.Background(), p, i, train.Options{})
+			sum, err = RunCell(ctx, p, i, train.Options{})
 		}
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrLocked):
+		fmt.Fprintln(os.Stderr, err)
+		return ExitLocked
+	case err != nil:
 		fmt.Fprintln(os.Stderr, err)
 		return 1
+	case sum.Interrupted:
+		fmt.Fprintln(os.Stderr, "interrupted")
+		return 143
 	}
-	fmt.Printf("OPENBLAS_NUM_THREADS=%s\n", os.Getenv("OPENBLAS_NUM_THREADS"))
 	return 0
 }
 
@@ -73,8 +87,8 @@ func TestRunLocalThenCollect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "OPENBLAS_NUM_THREADS=" + strconv.Itoa(Threads(2)); !strings.Contains(string(log), want) {
-		t.Errorf("worker log %q lacks %s: BLAS threads are not divided among the workers", log, want)
+	if want := "GOMAXPROCS=" + strconv.Itoa(Threads(2)) + "\n"; !strings.Contains(string(log), want) {
+		t.Errorf("worker log %q lacks %s: the CPUs are not divided among the workers", log, want)
 	}
 	// A second run finds every cell finished.
 	if rep, err = RunLocal(context.Background(), p, 2, testWorker(p)); err != nil || rep.Skipped != 4 || rep.Ran != 0 {
@@ -258,7 +272,7 @@ func TestACellRunsInOneProcessAtATime(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer release()
-	if _, err := RunCell(context.Background(), p, 0, train.Options{}); err == nil || !strings.Contains(err.Error(), "being run by another process") {
+	if _, err := RunCell(context.Background(), p, 0, train.Options{}); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "running elsewhere") {
 		t.Fatalf("second runner of a locked cell: %v", err)
 	}
 }

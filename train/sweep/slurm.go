@@ -14,7 +14,8 @@ type SlurmOptions struct {
 	Executable string
 	// Concurrent is K in --array=...%K: at most K cells run at once (0: no limit).
 	Concurrent int
-	// CPUsPerTask is each cell's --cpus-per-task; BLAS and Go threads follow it.
+	// CPUsPerTask is each cell's --cpus-per-task; GOMAXPROCS follows it, and OpenBLAS stays
+	// on BLASThreads unless OPENBLAS_NUM_THREADS is set where the array is submitted.
 	CPUsPerTask int
 	// Time is each cell's --time limit (empty: the partition's default).
 	Time string
@@ -76,7 +77,10 @@ func EmitSlurm(p *Plan, o SlurmOptions) ([]string, error) {
 		fmt.Sprintf("#SBATCH --array=%s\n#SBATCH --requeue\n\n", array) +
 		"# One cell per array task; a requeued or re-submitted cell resumes from its checkpoint,\n" +
 		"# and a finished cell is skipped.\n" +
-		fmt.Sprintf("export OPENBLAS_NUM_THREADS=${SLURM_CPUS_PER_TASK:-%d}\n", o.CPUsPerTask) +
+		"# The cell's CPUs go to Go (GOMAXPROCS); OpenBLAS stays on one thread unless\n" +
+		"# OPENBLAS_NUM_THREADS is set at submission: its threads spin between GEMMs on the\n" +
+		"# cores the conv path's goroutines need.\n" +
+		fmt.Sprintf("export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-%d}\n", BLASThreads) +
 		fmt.Sprintf("export GOMAXPROCS=${SLURM_CPUS_PER_TASK:-%d}\n", o.CPUsPerTask) +
 		fmt.Sprintf("exec %s sweep run-cell %s --index \"$SLURM_ARRAY_TASK_ID\" --no-progress\n", shq(o.Executable), shq(p.dir))
 	col := header(name+"-collect", "collect.out", 1) +
