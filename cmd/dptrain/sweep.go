@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -161,27 +162,47 @@ func cellLine(ev sweep.CellEvent) string {
 	return b.String()
 }
 
-// headlineEpsilon is the ε a cell's line shows: the first certified mode's, else the first mode
-// that gave a number, with its label.
+// headlineEpsilon is the ε a cell's line shows, rounded up to 3 significant digits: the
+// smallest certified ε (each is a valid bound, so the smallest is the run's best guarantee), else
+// the first mode that gave a number, with its label and the run's certified ε if it has one. A
+// seeded cell is marked not private, whatever its ε.
 func headlineEpsilon(s *train.Summary) string {
 	pick := -1
 	for k, e := range s.Epsilon {
-		if e.Error != "" {
-			continue
-		}
-		if e.Label == accounting.Certified {
+		switch {
+		case e.Error != "" || math.IsNaN(e.Epsilon):
+		case e.Label == accounting.Certified && (pick < 0 || s.Epsilon[pick].Label != accounting.Certified || e.Epsilon < s.Epsilon[pick].Epsilon):
 			pick = k
-			break
-		}
-		if pick < 0 {
+		case pick < 0:
 			pick = k
 		}
 	}
+	var b strings.Builder
 	if pick < 0 {
-		return "no ε"
+		b.WriteString("no ε")
+	} else {
+		e := s.Epsilon[pick]
+		fmt.Fprintf(&b, "ε %s (%s, %s)", ceil3(e.Epsilon), e.Mode, e.Label)
+		if c := s.CertifiedEpsilon; e.Label != accounting.Certified && c != nil && c.Error == "" {
+			fmt.Fprintf(&b, ", certified ε %s (%s)", ceil3(c.Epsilon), c.Mode)
+		}
 	}
-	e := s.Epsilon[pick]
-	return fmt.Sprintf("ε %.3g (%s, %s)", e.Epsilon, e.Mode, e.Label)
+	if s.NotPrivate != "" {
+		b.WriteString(", seeded: not private")
+	}
+	return b.String()
+}
+
+// ceil3 formats ε with 3 significant digits, rounded up (never under-report).
+func ceil3(x float64) string {
+	if x <= 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+		return strconv.FormatFloat(x, 'g', 3, 64)
+	}
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 3, 64), 64)
+	if v < x {
+		v += math.Pow(10, math.Floor(math.Log10(v))-2)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
 func newSweepRunCellCmd(a *app) *cobra.Command {

@@ -79,9 +79,9 @@ func Threads(workers int) int {
 // as dptrain itself chooses (models/blas_threads_openblas.go). The conv path splits the batch
 // across goroutines (GOMAXPROCS); more OpenBLAS threads spin between GEMMs on the cores those
 // goroutines need. With NumCPU/workers BLAS threads, the fmnist-cnn-dpsgd cell (batch 256) under
-// `sweep run --workers 1` took 98–114 ms a step against 30–33 ms for `dptrain train` alone on
-// a 16-core machine, and 145–307 against 71–111 ms on 2 busy cores (3 interleaved rounds at load
-// 7–13); with one BLAS thread and GOMAXPROCS the cell ran as fast as train alone.
+// `sweep run --workers 1` was reported at 98–114 ms a step against 30–33 ms for `dptrain train`
+// alone, and measured here at 145–307 against 71–111 ms on 2 busy cores (3 interleaved rounds
+// at load 7–13); with one BLAS thread and GOMAXPROCS the cell ran as fast as train alone.
 const BLASThreads = 1
 
 // DefaultGrace is how long an interrupted cell has, after SIGTERM, to save its checkpoint and
