@@ -18,7 +18,7 @@ const DefaultInterval = 1e-4
 type Accountant struct {
 	h       float64
 	records []group
-	cache   pmfCache
+	cache   *pmfCache // shared with clones
 }
 
 type group struct {
@@ -34,7 +34,7 @@ func NewWithInterval(h float64) (*Accountant, error) {
 	if !(h > 0 && h <= 0.1) {
 		return nil, fmt.Errorf("pld: grid interval %v must be in (0, 0.1]", h)
 	}
-	return &Accountant{h: h}, nil
+	return &Accountant{h: h, cache: &pmfCache{}}, nil
 }
 
 // Name implements accounting.Accountant.
@@ -88,7 +88,7 @@ func (a *Accountant) Epsilon(delta float64) (accounting.Guarantee, error) {
 		return gu, nil
 	}
 	if a.cache == nil {
-		a.cache = pmfCache{}
+		a.cache = &pmfCache{}
 	}
 	eps, err := epsilonConnectTheDots(a.records, a.h, delta, a.cache)
 	if err != nil {
@@ -102,9 +102,5 @@ func (a *Accountant) Epsilon(delta float64) (accounting.Guarantee, error) {
 func (a *Accountant) Clone() accounting.Accountant {
 	c := *a
 	c.records = append([]group(nil), a.records...)
-	c.cache = pmfCache{}
-	for k, v := range a.cache {
-		c.cache[k] = v
-	}
 	return &c
 }

@@ -58,7 +58,7 @@ func TestSingleStepAgainstClosedForm(t *testing.T) {
 		for _, d := range []direction{remove, add} {
 			want = math.Max(want, bisectEps(func(e float64) float64 { return exactStepDelta(tc.q, tc.sigma, e, d) }, tc.delta))
 		}
-		got, err := epsilonConnectTheDots([]group{{tc.q, tc.sigma, 1}}, 5e-4, tc.delta, pmfCache{})
+		got, err := epsilonConnectTheDots([]group{{tc.q, tc.sigma, 1}}, 5e-4, tc.delta, &pmfCache{})
 		if err != nil {
 			t.Fatal(err)
 		}

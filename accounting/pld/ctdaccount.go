@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 )
 
 // Grid limits. They bound what one query can cost whatever σ is: a step's discretisation holds
@@ -22,16 +23,33 @@ type pmfKey struct {
 	dir         direction
 }
 
-// pmfCache holds the connect-the-dots PLDs computed so far; entries are never modified.
-type pmfCache map[pmfKey]*pmf
+// maxCachedSteps caps how many discretised steps a cache holds (each at most maxStepPoints
+// points, 2 MiB): a run whose σ changes from step to step does not grow it without bound.
+const maxCachedSteps = 32
 
-func (c pmfCache) get(q, sigma float64, d direction, h float64) *pmf {
+// pmfCache holds the connect-the-dots PLDs computed so far; entries are never modified, so an
+// accountant and its clones share one cache (the live accountant's "one more step?" clone
+// then reuses, and leaves behind, the grids it needed). Safe for concurrent use.
+type pmfCache struct {
+	mu sync.Mutex
+	m  map[pmfKey]*pmf
+}
+
+func (c *pmfCache) get(q, sigma float64, d direction, h float64) *pmf {
 	k := pmfKey{q, sigma, h, d}
-	if p, ok := c[k]; ok {
+	c.mu.Lock()
+	p, ok := c.m[k]
+	c.mu.Unlock()
+	if ok {
 		return p
 	}
-	p := discretise(q, sigma, d, h)
-	c[k] = p
+	p = discretise(q, sigma, d, h)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCachedSteps {
+		c.m = map[pmfKey]*pmf{}
+	}
+	c.m[k] = p
 	return p
 }
 
@@ -80,7 +98,7 @@ func bytesOf(n float64) string {
 // and addition orders of the pair, each composed by FFT on the grid of interval h or, where a
 // step or the composed window would need more points than the limits allow (maxStepPoints,
 // maxFFTSize), on the finest coarser grid h·2^k that holds them (package doc).
-func epsilonConnectTheDots(records []group, h, delta float64, cache pmfCache) (float64, error) {
+func epsilonConnectTheDots(records []group, h, delta float64, cache *pmfCache) (float64, error) {
 	tau := math.Max(1e-6*delta, 1e-300)
 	start := h
 	for _, g := range records {
