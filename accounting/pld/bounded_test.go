@@ -129,3 +129,22 @@ func TestLiveQueryBounded(t *testing.T) {
 		t.Errorf("a query after one more step allocated %d MiB, more than %d MiB", n>>20, limit>>20)
 	}
 }
+
+// σ = 0.01 over 352 steps (the quick start at ε = 10⁹ with σ fixed): each step fits a coarsened
+// grid, but the composed loss spans more than the window can hold even at the coarsest
+// interval. The query says so, naming what to do, within bounded memory, instead of
+// discretising grids of 5·10⁷ points for minutes.
+func TestComposedWindowTooWideRefused(t *testing.T) {
+	a, _ := New(accounting.Run{})
+	if err := a.Compose(accounting.Step{Mechanism: accounting.Gaussian, Sampling: accounting.Poisson, NoiseMultiplier: 0.01, SampleRate: 512.0 / 60000, Count: 352}); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	n := allocated(func() { _, err = a.Epsilon(1e-5) })
+	if err == nil || !strings.Contains(err.Error(), "privacy.accountants") {
+		t.Errorf("ε of 352 steps at σ = 0.01: error %v, want one naming privacy.accountants", err)
+	}
+	if n > 256<<20 {
+		t.Errorf("the query allocated %d MiB", n>>20)
+	}
+}
