@@ -80,8 +80,9 @@ func Threads(workers int) int {
 // across goroutines (GOMAXPROCS); more OpenBLAS threads spin between GEMMs on the cores those
 // goroutines need. With NumCPU/workers BLAS threads, the fmnist-cnn-dpsgd cell (batch 256) under
 // `sweep run --workers 1` was reported at 98–114 ms a step against 30–33 ms for `dptrain train`
-// alone, and measured here at 145–307 against 71–111 ms on 2 busy cores (3 interleaved rounds
-// at load 7–13); with one BLAS thread and GOMAXPROCS the cell ran as fast as train alone.
+// alone. Measured on 2 cores at load 7–10 (60 steps, batch 256, 4 interleaved rounds): with 2
+// BLAS threads the cell took 204–268 ms a step against 87–144 ms for train alone; with one BLAS
+// thread and GOMAXPROCS=2, 49–103 ms against 52–160 ms for train alone.
 const BLASThreads = 1
 
 // DefaultGrace is how long an interrupted cell has, after SIGTERM, to save its checkpoint and
