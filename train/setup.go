@@ -99,6 +99,18 @@ func modelSpec(cfg ModelConfig, ds *data.Dataset) models.Spec {
 	return s
 }
 
+// chunkFor is the model's chunk for batches of expected size b (a public setting): the graph
+// engine runs every chunk at this fixed shape, so that no sample's result depends on how many
+// share its run, and a chunk near the batch size keeps that padding cheap. b + 4√b rounded up
+// to a multiple of 32 (one chunk for all but rare Poisson batches), at most the default 256.
+func chunkFor(b int) int {
+	if b <= 0 {
+		return 0
+	}
+	c := (b + int(math.Ceil(4*math.Sqrt(float64(b)))) + 31) / 32 * 32
+	return min(c, 256)
+}
+
 // checkModelFits reports a model whose input does not match the data.
 func checkModelFits(m models.Model, ds *data.Dataset) error {
 	d := 1

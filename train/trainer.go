@@ -192,7 +192,9 @@ func New(ctx context.Context, cfg *Config, opts Options) (_ *Trainer, err error)
 	}
 
 	// Initialisation uses its own stream so that it never shares randomness with the noise.
-	if t.model, err = models.New(modelSpec(cfg.Model, t.ds), t.noise.Split().Rand()); err != nil {
+	spec := modelSpec(cfg.Model, t.ds)
+	spec.Chunk = chunkFor(cfg.Optimizer.BatchSize)
+	if t.model, err = models.New(spec, t.noise.Split().Rand()); err != nil {
 		return nil, err
 	}
 	if err := checkModelFits(t.model, t.ds); err != nil {
