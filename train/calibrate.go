@@ -10,8 +10,15 @@ import (
 	"github.com/dptrain/dptrain/optim"
 )
 
-// calibrate returns the smallest noise multiplier σ (to a relative tolerance of 1e-4, rounded
-// up) for which the stopping accountant's ε after the planned steps is at most the target.
+// maxCalibratedSteps is the most planned steps calibrate replays: it asks the optimizer for
+// every planned step's records, so its work grows with the step count (measured on the quick
+// start: 10⁷ steps in 12 s). A run planned longer is refused before the replay starts.
+const maxCalibratedSteps = 10_000_000
+
+// calibrateContext returns the smallest noise multiplier σ (to a relative tolerance of 1e-4,
+// rounded up) for which the stopping accountant's ε after the planned steps is at most the
+// target. It stops once ctx is done (a signal during start-up), while replaying the planned
+// steps, probing the accountants or searching σ.
 //
 // The records are the ones the algorithm's own optimizer declares (optim.StepDeclarer) for
 // σ = 1 at every planned step, with the batch each step will draw (data.PlannedBatch); every
@@ -20,15 +27,6 @@ import (
 // never calibrated as another algorithm. The live accountant still checks every real step
 // against the target, so a calibration that were off could only stop training early, never
 // overshoot.
-func (t *Trainer) calibrate() (float64, error) { return t.calibrateContext(context.Background()) }
-
-// maxCalibratedSteps is the most planned steps calibrate replays: it asks the optimizer for
-// every planned step's records, so its work grows with the step count (measured on the quick
-// start: 10⁷ steps in 12 s). A run planned longer is refused before the replay starts.
-const maxCalibratedSteps = 10_000_000
-
-// calibrateContext is calibrate that stops once ctx is done (a signal during start-up),
-// while replaying the planned steps, probing the accountants or searching σ.
 func (t *Trainer) calibrateContext(ctx context.Context) (float64, error) {
 	cfg := t.cfg
 	o := cfg.Optimizer
