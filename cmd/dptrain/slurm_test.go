@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -182,7 +183,8 @@ SlurmdUser=root
 SlurmctldPort=%d
 SlurmdPort=%d
 AuthType=auth/munge
-AuthInfo=socket=%s
+# cred_expire: how long a requeued job waits before it starts again (default 120 s)
+AuthInfo=socket=%s,cred_expire=10
 CredType=cred/munge
 StateSaveLocation=%s
 SlurmdSpoolDir=%s
@@ -268,4 +270,74 @@ func freePort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// TestSlurmRequeueResumesCell requeues a running cell of a job array with scontrol: Slurm sends
+// the task SIGTERM, run-cell checkpoints and exits, and the requeued task resumes the cell from
+// its checkpoint (its ledger continues) rather than starting again.
+func TestSlurmRequeueResumesCell(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the Slurm cluster test")
+	}
+	requireSlurm(t)
+	dir := t.TempDir()
+	conf := startSlurm(t, filepath.Join(dir, "cluster"))
+	plan := planSuite(t, longSuite)
+	exe, err := filepath.Abs(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runDptrain(t, "sweep", "emit", "--slurm", plan, "--executable", exe, "--cpus-per-task", "1"); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "SLURM_CONF="+conf, asMainEnv+"=1")
+	sbatch := exec.Command("sbatch", "--parsable", filepath.Join(plan, "slurm", "array.sbatch"))
+	sbatch.Env = env
+	out, err := sbatch.Output()
+	if err != nil {
+		t.Fatalf("sbatch: %v", err)
+	}
+	job := strings.TrimSpace(strings.Split(string(out), ";")[0])
+	run := filepath.Join(plan, "cells", "000-dp-sgd", "run")
+	waitFor(t, "the cell's first checkpoint", func() bool {
+		_, err := os.Stat(filepath.Join(run, "private", "checkpoint.dpt"))
+		return err == nil
+	})
+	requeue := exec.Command("scontrol", "requeue", job+"_0")
+	requeue.Env = env
+	if b, err := requeue.CombinedOutput(); err != nil {
+		t.Fatalf("scontrol requeue: %v\n%s", err, b)
+	}
+	began := time.Now()
+	deadline := began.Add(5 * time.Minute)
+	for {
+		if _, err := os.Stat(filepath.Join(run, "summary.json")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			b, _ := os.ReadFile(filepath.Join(plan, "slurm", "cell-0.out"))
+			t.Fatalf("the requeued cell did not finish within 5 minutes:\n%s", b)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Logf("requeued cell finished %.1f s after the requeue", time.Since(began).Seconds())
+	log, _ := os.ReadFile(filepath.Join(plan, "slurm", "cell-0.out"))
+	if !strings.Contains(string(log), "interrupted at step") {
+		t.Errorf("the task's output does not show the cell checkpointing on Slurm's SIGTERM:\n%s", log)
+	}
+	b, err := os.ReadFile(filepath.Join(run, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Steps          int `json:"steps"`
+		LedgerSteps    int `json:"ledger_steps"`
+		AbandonedSteps int `json:"abandoned_steps"`
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Steps != 4000 || sum.LedgerSteps != 4000+sum.AbandonedSteps {
+		t.Errorf("requeued cell: %+v; want 4000 steps and the ledger continued", sum)
+	}
 }

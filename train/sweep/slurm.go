@@ -74,9 +74,10 @@ func EmitSlurm(p *Plan, o SlurmOptions) ([]string, error) {
 	}
 	name := "dptrain-" + p.Suite
 	arr := header(name, "cell-%a.out", o.CPUsPerTask) +
-		fmt.Sprintf("#SBATCH --array=%s\n#SBATCH --requeue\n\n", array) +
+		fmt.Sprintf("#SBATCH --array=%s\n#SBATCH --requeue\n#SBATCH --open-mode=append\n\n", array) +
 		"# One cell per array task; a requeued or re-submitted cell resumes from its checkpoint,\n" +
-		"# and a finished cell is skipped.\n" +
+		"# and a finished cell is skipped. Slurm's SIGTERM (requeue, preemption, time limit)\n" +
+		"# checkpoints the cell; its output file keeps every attempt (--open-mode=append).\n" +
 		"# The cell's CPUs go to Go (GOMAXPROCS); OpenBLAS stays on one thread unless\n" +
 		"# OPENBLAS_NUM_THREADS is set at submission: its threads spin between GEMMs on the\n" +
 		"# cores the conv path's goroutines need.\n" +
