@@ -80,9 +80,10 @@ func Threads(workers int) int {
 // across goroutines (GOMAXPROCS); more OpenBLAS threads spin between GEMMs on the cores those
 // goroutines need. With NumCPU/workers BLAS threads, the fmnist-cnn-dpsgd cell (batch 256) under
 // `sweep run --workers 1` was reported at 98–114 ms a step against 30–33 ms for `dptrain train`
-// alone. Measured on 2 cores at load 7–10 (60 steps, batch 256, 4 interleaved rounds): with 2
-// BLAS threads the cell took 204–268 ms a step against 87–144 ms for train alone; with one BLAS
-// thread and GOMAXPROCS=2, 49–103 ms against 52–160 ms for train alone.
+// alone. Measured here on 2 cores (60 steps, batch 256, 4 interleaved rounds each): at load
+// 0.9–1.7, with 2 BLAS threads the cell took 56–67 ms a step against 33–37 ms for train alone;
+// with one BLAS thread and GOMAXPROCS=2, 22.6–25.5 ms against 22.6–23.7 ms. At load 7–10:
+// 204–268 against 87–144 ms, then 49–103 against 52–160 ms.
 const BLASThreads = 1
 
 // DefaultGrace is how long an interrupted cell has, after SIGTERM, to save its checkpoint and
