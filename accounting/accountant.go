@@ -7,8 +7,8 @@ const (
 	// Certified: the theorem's assumptions were declared and checked; the bound is an upper
 	// bound on the true ε (up to the stated numerical tolerance, rounded against privacy).
 	Certified Label = "certified"
-	// Paper: the paper's formula as printed, where the reading in shared/research flags a gap
-	// in its proof or assumptions.
+	// Paper: the paper's formula as printed, where the paper's proof or assumptions have a
+	// gap (each accountant's package documentation names it).
 	Paper Label = "paper"
 	// Approximate: an estimate, not a bound (for example the CLT-based GDP accountant).
 	Approximate Label = "approximate"

@@ -1,7 +1,7 @@
 // Package accounting turns the records of what a private training run released into privacy
 // guarantees.
 //
-// The contract (DESIGN.md, "The privacy contract"): an optimizer declares, an accountant
+// The privacy contract: an optimizer declares, an accountant
 // interprets. Every step of training emits a Step describing the mechanism it ran (its noise,
 // sensitivity, sampling scheme and the constants an analysis needs); every Accountant composes
 // those records and reports ε for a given δ. An accountant whose theorem does not cover the

@@ -3,7 +3,7 @@ package accounting
 import "math"
 
 // RoundUp moves x up by a relative 1e-12 and four ulps, against the roundings of the
-// computation that produced it (DESIGN.md, the privacy contract: round against privacy, never
+// computation that produced it (the privacy contract of this package: round against privacy, never
 // under-report). It is used on every RDP value and every RDP→(ε, δ) conversion.
 func RoundUp(x float64) float64 {
 	if math.IsInf(x, 0) || math.IsNaN(x) {

@@ -35,7 +35,7 @@ type Run struct {
 	// projection.
 	DomainDiameter float64
 
-	// The constants of the block-wise hidden-state analyses (DP-MBCD, seed-000), which a
+	// The constants of the block-wise hidden-state analyses (DP-MBCD: Chen & Liu, "Hidden State Differential Private Mini-Batch BCD", Theorem 4.6), which a
 	// config reaches through its algorithm's declared Run.
 	//
 	// SmoothnessPerRecord says the blocks' smoothness constants differ and every record

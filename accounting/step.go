@@ -14,7 +14,7 @@ const (
 	// whose l2 sensitivity is Sensitivity.
 	Gaussian Mechanism = "gaussian"
 	// SampledWithRejectionGaussian is DP-ULR's Gaussian release on a Poisson batch that is
-	// resampled while smaller than MinBatchSize (seed-002, Definition 3.4).
+	// resampled while smaller than MinBatchSize (Feng et al., "Forward Learning with Differential Privacy", Definition 3.4).
 	SampledWithRejectionGaussian Mechanism = "sampled-with-rejection-gaussian"
 	// NonPrivate marks a step that released its statistic without noise (a non-private
 	// baseline). Its NoiseMultiplier is 0, so Validate, and every accountant, refuses it: a
@@ -87,7 +87,7 @@ type Step struct {
 	// Block is the coordinate block the step updated (DP-MBCD); 0 for whole-model steps.
 	Block int
 	// Smoothness is the smoothness β of the loss in the block this step updated (DP-MBCD: a
-	// lifted layer's γρ_d², seed-000 Lemma B.1) in runs that declare Run.SmoothnessPerRecord;
+	// lifted layer's γρ_d², Chen & Liu, Lemma B.1) in runs that declare Run.SmoothnessPerRecord;
 	// 0 otherwise (the run's Smoothness applies).
 	Smoothness float64
 	// MixWidth is ModelMix's mixing box width L in the same units as NoiseStd and

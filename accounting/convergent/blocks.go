@@ -16,7 +16,7 @@ const (
 	blockPerDecade = 100
 )
 
-// blockSolver evaluates Theorem 3.12's smooth specialisation (reading §4.3: h(z) = z/c) by a
+// blockSolver evaluates Theorem 3.12's smooth specialisation (which Chien & Li leave as an exercise: h(z) = z/c) by a
 // Lagrangian allocation instead of the grid. With λ = 1 the path constraint is linear: unrolling
 // A_{t+1} = c·A_t − a_t from A_τ = D_τ to A_T = 0 gives
 //

@@ -12,8 +12,8 @@ import (
 func roundUp(x float64) float64 { return accounting.RoundUp(x) }
 
 // linearToEpsilon converts the RDP curve ε(α) = ρ·α of the full-batch and cyclic bounds
-// (reading §5.1: linear in α) to (ε, δ) with accounting.RDPToEpsilon on a grid of orders
-// around Mironov's optimum α* = 1 + sqrt(log(1/δ)/ρ) (reading §6.4). Every order gives a valid
+// (linear in α once the noise split is eliminated) to (ε, δ) with accounting.RDPToEpsilon on a grid of orders
+// around Mironov's optimum α* = 1 + sqrt(log(1/δ)/ρ) (Mironov, "Rényi Differential Privacy", Prop. 3; Chien & Li give no conversion). Every order gives a valid
 // bound, so the grid only costs tightness.
 func linearToEpsilon(rho, delta float64) (eps, order float64, err error) {
 	if !(delta > 0 && delta < 1) {

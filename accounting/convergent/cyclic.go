@@ -14,7 +14,7 @@ import (
 // accountant does not know. The reported bound holds for every placement of those steps
 // (data-independent), for L-smooth losses (λ = 1).
 //
-// With the noise split eliminated (reading §5.1), Theorem A.1 for a given placement is
+// With the noise split eliminated (min over β of u²/β + a²/(1−β) = (u+a)²), Theorem A.1 for a given placement is
 //
 //	ε(α, 𝔅)·2σ²/α = min over τ, a of Σ_{t≥τ, t=t_e} (u_b + a_t)² + Σ_{t≥τ, t≠t_e} a_t²,
 //	s.t. Σ_{t=τ}^{T−1} c^{−(t−τ+1)}·a_t ≥ D_τ,    u_b = 2ηK/b.
@@ -26,10 +26,10 @@ import (
 // best placement costs B_e·x_e² + 2u_b·x_e + u_b² per epoch of B_e steps; (3) the resulting
 // problem, min Σ_e B_e·y_e² s.t. Σ_e Ω_e·y_e ≥ D_τ + Σ_e Ω_e·ℓ_e, y_e = x_e + ℓ_e ≥ ℓ_e = u_b/B_e,
 // Ω_e = Σ_{t∈e} c^{−(t−τ+1)}, is a water-filling solved exactly. τ = 0 gives the composition
-// bound, one u_b² per epoch started (reading §7). With B = 1 it is Theorem 3.1.
+// bound, one u_b² per epoch started (the τ = 0 case of Chien & Li's Theorem A.1). With B = 1 it is Theorem 3.1.
 //
-// Corollary A.3 (averaging over the shuffle) is not implemented: the reading (§10 A6) notes it
-// cannot be evaluated stably.
+// Corollary A.3 (averaging over the shuffle) is not implemented: Chien & Li (Section 5) note it
+// cannot be computed in a numerically stable way.
 //
 // Label: accounting.Certified.
 type Cyclic struct {

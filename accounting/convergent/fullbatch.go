@@ -14,8 +14,8 @@ type horizonBound interface {
 }
 
 // FullBatch is the full-batch hidden-state accountant: Theorem 3.1 for L-smooth losses
-// (non-convex, convex or strongly convex; water-filling, reading §5.2) and Theorem 3.7 for
-// (L, λ)-Hölder gradients with λ < 1 (grid dynamic program, §5.3). Its RDP is linear in the
+// (non-convex, convex or strongly convex; water-filling, the exact minimum of Eqs. 11–12) and Theorem 3.7
+// for (L, λ)-Hölder gradients with λ < 1 (grid dynamic program over the shift path). Its RDP is linear in the
 // order, ε(α) = ρ·α with
 //
 //	ρ = (1/(2σ²))·min( T·u² , min over τ ≥ 1 of V_{T−τ}(D_τ) ),   u = 2ηK/n.
@@ -137,7 +137,7 @@ func (a *FullBatch) Constants() map[string]float64 {
 // Certificate is a feasible point of Theorem 3.1: the cut τ, the shifts a_t and the noise
 // splits β_t for t = τ..T−1, the tracked distance D_τ the shifts must absorb and the value
 // ρ = ε(α)/α. Any certificate that passes an independent check of the constraint
-// Σ_t c^{−(t−τ+1)}·a_t ≥ D_τ is a valid bound (reading §10 B5).
+// Σ_t c^{−(t−τ+1)}·a_t ≥ D_τ is a valid bound (any feasible τ, β, a in Theorem 3.1 is).
 type Certificate struct {
 	Tau      int
 	Distance float64

@@ -10,7 +10,7 @@ import (
 // which only loses tightness.
 const ringRows = 512
 
-// gridEngine evaluates the path form of Theorems 3.7 and 3.12 (reading §5.3) on a grid
+// gridEngine evaluates the path form of Chien & Li's Theorems 3.7 and 3.12 on a grid
 // 0 = x_0 < … < x_M ≥ D:
 //
 //	V_0(x_0) = 0, V_0(x_i) = +∞ (i > 0),
@@ -46,7 +46,7 @@ type gridEngine struct {
 }
 
 // newGrid builds the uniform grid on [0, max(D, g(D))] with m+1 points and the cost matrix.
-// (Grids refined towards 0 for λ < 1 were measured looser on the reading's Hölder table.)
+// (Grids refined towards 0 for λ < 1 were measured looser on the Hölder test vectors.)
 func newGrid(g growth, diam float64, m int, cost func(a float64) float64) *gridEngine {
 	top := math.Max(diam, g.apply(diam))
 	x := make([]float64, m+1)

@@ -9,10 +9,10 @@ type Options struct {
 	// Orders are the integer Rényi orders of the subsampled bound; nil means DefaultOrders.
 	Orders []int
 	// PaperLiteral uses Theorem 3.12's printed noise argument β·σ·b/(2ηK) instead of the
-	// derivation's √β·σ·b/(2ηK) (looser but valid; reading §10 A1).
+	// derivation's √β·σ·b/(2ηK) (looser but valid: Z_t has standard deviation √β_t·σ, Chien & Li Eq. 19).
 	PaperLiteral bool
 	// ExactSGM evaluates S_α in the direction of Definition 3.11 by quadrature instead of the
-	// conservative standard formula (reading §10 A2).
+	// conservative standard formula, which bounds it from above (Theorem 3.12's proof is a sketch).
 	ExactSGM bool
 }
 

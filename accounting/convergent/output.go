@@ -15,7 +15,7 @@ import (
 //
 // for any coupling of W_{T−1}, W'_{T−1} in a domain of diameter D (Lemmas 3.4/3.8 and the 2ηK/b
 // change of the batch average), and joint quasi-convexity of the Rényi divergence gives
-// ε(α) = α·Δ²/(2σ²) (reading §7, note). Without a declared smoothness constant Δ = D + 2ηK.
+// ε(α) = α·Δ²/(2σ²) (Chien & Li's output-perturbation line of Figure 1, corrected). Without a declared smoothness constant Δ = D + 2ηK.
 // The paper's line α·D²/(2σ²) treats the release as projected before the noise; it is
 // available with paperLiteral and labelled accounting.Paper.
 //

@@ -26,7 +26,7 @@ var Requirements = []struct {
 	{"Gaussian noise, replace-one neighbours, constant η, σ, K and batch size, the sampling scheme of the theorem (Step)", true},
 	{"shuffled cyclic: b divides n and batch indices run cyclically (ShuffledOnce)", true},
 	{"every step updates the whole model, not one coordinate block (Step.Block == 0)", true},
-	{"the declared L, λ, m and K hold for every per-example loss over the whole domain and every possible data point (not computable for ReLU networks)", false}, // seed-004's reading, §10 B
+	{"the declared L, λ, m and K hold for every per-example loss over the whole domain and every possible data point (not computable for ReLU networks)", false}, // Chien & Li, Section 3: a global bound
 	{"W_0, the batch sampler and the noise are independent of the data; noise is fresh N(0, σ²I) on all coordinates", false},
 	{"no intermediate iterate, evaluation or checkpoint is released or used for decisions", false},
 }
@@ -212,7 +212,7 @@ func stepParams(run accounting.Run, th theorem, s accounting.Step, prev *params)
 		}
 	default:
 		// Clipping is 1-Lipschitz, so the clipped gradient is bounded by the clip norm and
-		// keeps the (L, λ) constants (reading §10 A9).
+		// keeps the (L, λ) constants (Chien & Li's proofs only need Π_{B_K} 1-Lipschitz).
 		p.k = run.Lipschitz
 		if clip > 0 && (p.k == 0 || clip < p.k) {
 			p.k = clip
@@ -264,7 +264,7 @@ func sameConstants(a, b params) error {
 		x, y float64
 	}{{"step size η", a.eta, b.eta}, {"noise σ (η·NoiseStd/b)", a.sigma, b.sigma}, {"gradient bound K", a.k, b.k}} {
 		if math.Abs(c.x-c.y) > relTol*c.x {
-			// seed-004's reading, §10 A10.
+			// Chien & Li assume a constant η, σ, K throughout Section 3.
 			return fmt.Errorf("%s changed from %v to %v: the Chien & Li bounds need it constant", c.name, c.x, c.y)
 		}
 	}

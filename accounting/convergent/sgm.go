@@ -10,7 +10,7 @@ import (
 //	(1/(α−1))·log Σ_{k=0}^{α} C(α,k)·(1−q)^{α−k}·q^k·exp((k²−k)/(2s²)),
 //
 // summed in log space. It is the opposite direction to Definition 3.11 and bounds it from above
-// (reading §5.5), so it is the conservative default for Theorem 3.12.
+// (checked numerically), so it is the conservative default for Theorem 3.12.
 func sgmStandard(q, s float64, alpha int) float64 {
 	if q >= 1 {
 		return float64(alpha) / (2 * s * s)
@@ -36,7 +36,7 @@ func sgmStandard(q, s float64, alpha int) float64 {
 }
 
 // sgmExact returns S_α(q, s) = D_α(N(0,s²) ‖ (1−q)·N(0,s²) + q·N(1,s²)) of Definition 3.11, by
-// the 1-D integral of reading §5.5,
+// the 1-D integral (Chien & Li, App. A.3: "computed via numerical integral"),
 //
 //	(1/(α−1))·log E_{z~N(0,1)}[ (1 − q + q·exp((2sz − 1)/(2s²)))^{1−α} ],
 //
@@ -63,13 +63,13 @@ func sgmExact(q, s, alpha float64) float64 {
 	return math.Max(0, math.Log(sum+tail)/(alpha-1))
 }
 
-// phiTable tabulates the per-step cost of Theorem 3.12 after the noise split (reading §5.1),
+// phiTable tabulates the per-step cost of Theorem 3.12 after the noise split (Eq. 19 with the split minimised per step),
 //
 //	φ_α(a) = min over β ∈ (0,1] of S_α(q, √β·s₀) + α·a²/(2σ²(1−β)),    s₀ = σ/u_b,
 //
 // on a = 0, Δ, 2Δ, …, with β over a fixed grid (any β gives a valid value; the grid only costs
 // tightness). With paperLiteral the noise argument is β·s₀ as printed in eq. (19) (looser,
-// reading §10 A1). φ is non-decreasing in a, so reading the table at the next point up is
+// since √β ≥ β). φ is non-decreasing in a, so reading the table at the next point up is
 // valid.
 type phiTable struct {
 	step float64

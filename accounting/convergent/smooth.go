@@ -5,7 +5,7 @@ import (
 	"sync"
 )
 
-// smoothEngine evaluates the full-batch Theorem 3.1 bound at any horizon T (reading §6.2):
+// smoothEngine evaluates the full-batch Theorem 3.1 bound at any horizon T, updated live step by step:
 //
 //	min( T·u² , min over τ ∈ [1, T−1] of V_{T−τ}(D_τ) )          (in units of α/(2σ²)),
 //
@@ -71,7 +71,7 @@ func (e *smoothEngine) bound(T int) (float64, int) {
 	last := 1
 	if e.sp.delta == 0 {
 		// Convex, before the cap: D_t = u·t exactly (the recursion adds u while below D), so
-		// V_s(D_t) = u²·T²/s ≥ u²·T: dominated by composition (reading §5.2). Only the last
+		// V_s(D_t) = u²·T²/s ≥ u²·T: dominated by composition (the convex water-filling). Only the last
 		// stored cut, where the cap may have been reached, can help.
 		last = stored - 1
 	}

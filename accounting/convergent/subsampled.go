@@ -13,7 +13,7 @@ const phiPoints = 16000
 // Subsampled is the hidden-state accountant of Theorem 3.12: fixed-size batches of b of the n
 // examples drawn without replacement, independently each step, (L, λ)-Hölder gradients
 // (λ = 1: the smooth specialisation with h(z) = z/c, which also covers the convex classes;
-// reading §4.3). With the noise split eliminated per step (reading §5.1),
+// left as an exercise by Chien & Li). With the noise split eliminated per step,
 //
 //	ε(α) = min( T·S_α(q, σ/u_b) , min over τ ≥ 1 and feasible shifts of Σ_{t=τ}^{T−1} φ_α(a_t) ),
 //
@@ -23,7 +23,7 @@ const phiPoints = 16000
 // dominates the other case.
 //
 // Label: accounting.Paper. The subsampled proof is a sketch resting on Altschuler & Talwar's
-// mini-batch coupling (reading §10 A2); by default the bound uses the conservative
+// mini-batch coupling (Chien & Li, App. A.3); by default the bound uses the conservative
 // standard-direction S_α and the derivation's √β (Options.ExactSGM and Options.PaperLiteral
 // select the paper's choices).
 type Subsampled struct {

@@ -14,7 +14,7 @@ const maxTrack = 1 << 20
 //
 // with add = 2ηK/b, jump = 2ηK and D the domain diameter. D_t is non-decreasing (the map is)
 // and bounded by D. The step-by-step minimum is never worse than the paper's closed form
-// (reading §10 A3).
+// of Theorem 3.1 (the min is taken at each step, not once over closed forms).
 type tracker struct {
 	g               growth
 	add, jump, diam float64

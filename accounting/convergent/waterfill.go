@@ -3,7 +3,7 @@ package convergent
 import "math"
 
 // shiftProblem is the inner problem of Theorem 3.1 after the per-step noise split is
-// eliminated (reading §5.1: min over β of u²/β + a²/(1−β) = (u+a)², at β = u/(u+a)):
+// eliminated (Chien & Li Eq. 11; min over β of u²/β + a²/(1−β) = (u+a)², at β = u/(u+a)):
 //
 //	V_s(A) = min over a_1..a_s ≥ 0 of Σ_{k=1}^{s} (u + a_k)²   s.t.  Σ_{k=1}^{s} c^{−k}·a_k ≥ A,
 //
@@ -14,7 +14,7 @@ type shiftProblem struct {
 	u, delta float64
 }
 
-// KKT (reading §5.2): a_k = max(0, μ·c^{−k} − u) for the μ that meets the constraint. The
+// KKT (the exact solution of Eq. 12's allocation under a_k ≥ 0): a_k = max(0, μ·c^{−k} − u) for the μ that meets the constraint. The
 // active steps are the first ones when c > 1 and the last ones when c < 1; for an active block
 // of j steps, μ and the value follow from Cauchy–Schwarz, and the block is feasible (all its
 // shifts ≥ 0) exactly when its least-weighted shift is ≥ 0. Feasibility is prefix-closed in j
@@ -63,7 +63,7 @@ func (sp shiftProblem) value(s int, A float64) (float64, int) {
 		return float64(s) * u * u, 0
 	}
 	if sp.delta == 0 {
-		// Convex: every step shifts A/s; V = (A + u·s)²/s (reading §5.2).
+		// Convex: every step shifts A/s; V = (A + u·s)²/s.
 		v := A + u*float64(s)
 		return v * v / float64(s), s
 	}

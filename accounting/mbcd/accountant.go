@@ -15,7 +15,7 @@ type Variant int
 const (
 	// Paper is Theorem 4.6 as printed (label accounting.Paper).
 	Paper Variant = iota
-	// Certified uses only steps the reading establishes (label accounting.Certified).
+	// Certified uses only steps whose proof is complete (label accounting.Certified).
 	Certified
 )
 
@@ -345,7 +345,7 @@ func mixtureRDP(e []float64, b, n int, alpha float64) float64 {
 // Epsilon implements accounting.Accountant: accounting.RDPToEpsilon (Canonne–Kamath–Steinke)
 // over a grid of orders that spans the optimum of the worst-case linear bound by a factor of
 // 300 below and 2000 above, refined around the best point; hidden-state RDP is small, so the
-// best order is often in the hundreds or thousands (reading, §3.9).
+// best order is often in the hundreds or thousands (Chen & Liu give no RDP→(ε, δ) conversion; they search α by bisection, as FastDP does).
 func (a *Accountant) Epsilon(delta float64) (accounting.Guarantee, error) {
 	g := accounting.Guarantee{Accountant: a.Name(), Label: a.Label(), Delta: delta}
 	if !(delta > 0 && delta < 1) {

@@ -7,7 +7,7 @@ import (
 )
 
 // ledger is the state of one released block: its inverse LSI constant and the bound on R_α/α
-// given where the differing example sits (reading, §3.6). Which of e, done/pending and every is
+// given where the differing example sits (Chen & Liu, Corollary 4.5, applied step by step). Which of e, done/pending and every is
 // used depends on the sampling scheme.
 type ledger struct {
 	invc  float64   // 1/c_t of the block's current iterate (Lemma C.3)

@@ -15,7 +15,7 @@ const Name = "modelmix"
 type Options struct {
 	// MaxOrder is the largest integer Rényi order of the grid {2, …, MaxOrder}; 0 means
 	// DefaultMaxOrder. Raise it (to 1024) for ε below about 0.5, where the best order
-	// approaches 256 (seed-003 §4.5, §8 item 10).
+	// approaches 256 (the paper uses integer orders α > 1 without stating a range).
 	MaxOrder int
 	// ClassicConversion converts RDP to (ε, δ) with the paper's Theorem 2.2,
 	// ε = R(α) + ln(1/δ)/(α−1) (accounting.RDPToEpsilonClassic), for parity with the paper's
@@ -33,16 +33,17 @@ func (o Options) maxOrder() (int, error) {
 	return o.MaxOrder, nil
 }
 
-// Accountant is the live ModelMix accountant (seed-003 §4.6): it composes the per-step RDP of
+// Accountant is the live ModelMix accountant (Xiao, Wan & Devadas, "Differentially Private Deep Learning
+// with ModelMix", Section 4): it composes the per-step RDP of
 // Theorem 4.1 / Corollary 4.1 additively over steps and converts to (ε, δ) on demand.
 //
 // Each distinct step (q, Z, W, p) is integrated once and cached; composing a step already seen
 // costs O(1), and Epsilon costs O(#distinct steps · #orders).
 //
-// Threat model (seed-003 §4.1): the bound holds against an adversary who sees every iterate
+// Threat model (the white-box adversary of Theorem 4.1's proof, Appendix C): the bound holds against an adversary who sees every iterate
 // w_1, …, w_T, so the run need not release only its last iterate; what must stay secret are the
 // mixing weights u_k and the noise Δ_k. It requires every coordinate to be mixed every step with
-// a box side of at least the declared width (seed-003 §4.11 items 1–3): an optimizer that mixes
+// a box side of at least the declared width (the proof's reduction assumes it, and a coordinate with a zero gap gets no uniform): an optimizer that mixes
 // only part of the model, or reveals the mixing weights, must declare MixWidth 0, for which the
 // accountant reports the plain sampled-Gaussian bound.
 type Accountant struct {
@@ -87,13 +88,13 @@ func NewWithOptions(run accounting.Run, opts Options) (*Accountant, error) {
 }
 
 // CheckRun reports whether the run's declared settings are inside what ModelMix's privacy
-// proof covers (seed-003 §4.11).
+// proof covers (Theorem 4.1 and its proof in Appendix C).
 func CheckRun(run accounting.Run) error {
 	if run.UpdateRule != "sgd" {
-		// §4.11 item 4: momentum and Adam accumulate the hidden noisy gradients, which the
+		// Momentum and Adam accumulate the hidden noisy gradients, which the
 		// adversary cannot recover from the iterates because the mixing weights are secret, so
 		// the per-step conditional analysis of Theorem 4.1 no longer applies.
-		// seed-003 §4.11: Theorem 4.1 covers plain SGD only.
+		// Theorem 4.1 covers plain SGD only (Algorithm 1).
 		return fmt.Errorf("modelmix: update rule %q: the guarantee covers plain SGD only (no momentum or Adam state carrying noisy gradients); use update rule sgd or another accountant", run.UpdateRule)
 	}
 	return nil
@@ -112,7 +113,7 @@ func ParamsFromStep(s accounting.Step) (Params, error) {
 	switch s.Sampling {
 	case accounting.Poisson, accounting.FullBatch:
 	default:
-		// seed-003 §4.11 item 5: Theorem 4.1 needs Poisson sampling.
+		// Theorem 4.1 needs Poisson sampling (sampling rate q).
 		return Params{}, fmt.Errorf("modelmix: sampling %q: the guarantee needs Poisson sampling (each example included independently with rate q); use poisson sampling or another accountant", s.Sampling)
 	}
 	switch s.Neighbouring {
@@ -151,8 +152,7 @@ func (a *Accountant) Name() string { return Name }
 // composed: the reduction of Theorem 4.1 rests on three steps the paper does not prove for the
 // Gaussian convolved with a uniform — that the add direction dominates the remove direction,
 // that h_k(√x) is convex (the one-hot / Hamming-weight-p worst case), and that a wider box never
-// costs more — all numerically confirmed by the reading (seed-003 §4.1, §4.7 (b)–(d), §8 items
-// 7–8) and by this package's tests. With no mixing the bound is the sampled-Gaussian RDP of
+// costs more — all checked numerically over wide parameter ranges and by this package's tests. With no mixing the bound is the sampled-Gaussian RDP of
 // Mironov, Talwar & Zhang (2019), and the label is Certified.
 func (a *Accountant) Label() accounting.Label {
 	if a.mixed {

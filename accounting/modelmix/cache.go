@@ -2,7 +2,7 @@ package modelmix
 
 import "sync"
 
-// rdpCache memoises StepRDP per distinct step (seed-003 §4.6): a run with a constant or
+// rdpCache memoises StepRDP per distinct step: a run with a constant or
 // piecewise-constant mixing width computes each integral once, and every later step costs
 // O(1). Entries are immutable once stored, so clones of an accountant share one cache.
 type rdpCache struct {

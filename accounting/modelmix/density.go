@@ -10,8 +10,8 @@ import (
 //
 //	p0 = N(0, 1) * U[−L/2, L/2],   p0(o) = (1/L)·[Φ(o + L/2) − Φ(o − L/2)],
 //
-// in units of the noise standard deviation σ (seed-003 §4.5, "Closed-form density"; the paper's
-// Appendix D writes the same with Φ the upper tail). Every quantity the accountant integrates
+// in units of the noise standard deviation σ (Xiao, Wan & Devadas, Appendix D, which writes
+// the same with Φ the upper tail). Every quantity the accountant integrates
 // is a ratio of such densities, so it is invariant to the common scale and σ = 1 loses nothing.
 //
 // The densities are needed hundreds of σ into the tails (the order-k integrand sits about k·s
@@ -58,8 +58,8 @@ func newGaussLegendre() gaussLegendre {
 }
 
 // logMass returns ln(Φ(b) − Φ(a)) = ln ∫_a^b φ(t) dt for a < b, without cancellation for wide
-// or narrow intervals, near 0 or far in either tail (seed-003 §4.5, "Stable log-density", with a
-// quadrature branch for narrow intervals that the reading's formula does not cover).
+// or narrow intervals, near 0 or far in either tail (differences of upper or lower tails, with a
+// quadrature branch for narrow intervals).
 func (g gaussLegendre) logMass(a, b float64) float64 {
 	if b <= 0 {
 		// Φ(b) − Φ(a) = Q(−b) − Q(−a): reflect into the right half-line.

@@ -6,15 +6,15 @@ import (
 	"math"
 )
 
-// Quadrature constants (seed-003 §4.5, "Integral").
+// Quadrature constants of the numerical calculation of Theorem 4.1 / Corollary 4.1.
 const (
-	// gridPerSigma is the number of grid points per noise standard deviation: the reading's
+	// gridPerSigma is the number of grid points per noise standard deviation:
 	// h = σ/20. The integrand is analytic and decays like a Gaussian, so the rectangle rule
-	// converges spectrally; h = σ/10, σ/25 and σ/60 agree to about 1e-15 (seed-003 §4.5).
+	// converges spectrally; h = σ/10, σ/25 and σ/60 agree to about 1e-15.
 	gridPerSigma = 20
 	// tailSigmas is how many σ the grid extends beyond the last place the integrand has mass:
 	// below −L/2 − 2s and above L/2 + (kmax+1)·s. The mass left out is below e^{−tailSigmas²/2}
-	// (e^{−98}) relative to a_k. The reading uses 12σ.
+	// (e^{−98}) relative to a_k (12σ would already do).
 	tailSigmas = 14
 	// windowNats: grid points whose term is more than windowNats below the largest are not
 	// exponentiated; each is counted as exactly e^{−windowNats} of the largest instead, an upper
@@ -34,9 +34,10 @@ const (
 //	a_k = ∫ p1(o)^k · p0(o)^{1−k} do = E_{o~p0}[(p1(o)/p0(o))^k],
 //	p0 = N(0, sigma²) * U[−width/2, width/2],   p1(o) = p0(o − shift),
 //
-// the moments of the likelihood ratio in seed-003 Corollary 4.1 (corrected form, §4.4).
+// the moments of the likelihood ratio in Xiao, Wan & Devadas's Corollary 4.1
+// (with the factor T restored and the sign of 1−α fixed).
 // a_0 = a_1 = 1 exactly. For width 0 it is the Gaussian closed form ln a_k = k(k−1)·shift²/(2σ²);
-// otherwise it is the log-domain rectangle rule of §4.5 on a grid of step σ/20, with every
+// otherwise it is the log-domain rectangle rule on a grid of step σ/20, with every
 // rounding made upward.
 func LogMoments(kmax int, sigma, width, shift float64) ([]float64, error) {
 	switch {

@@ -5,8 +5,8 @@ import (
 	"math"
 )
 
-// DefaultMaxOrder is the largest Rényi order of the default grid {2, 3, …, 256}; the reading
-// recommends at least 256, and up to 1024 for ε below about 0.5 (seed-003 §4.5, "Orders").
+// DefaultMaxOrder is the largest Rényi order of the default grid {2, 3, …, 256}: at least 256,
+// and up to 1024 for ε below about 0.5 (the paper uses integer orders α > 1 without a range).
 const DefaultMaxOrder = 256
 
 // maxOrderLimit bounds the order grid; beyond it the binomial sums and integrals grow
@@ -15,15 +15,15 @@ const maxOrderLimit = 4096
 
 // Params is one ModelMix step in units of the l2 clip norm c: the bound of Theorem 4.1 and
 // Corollary 4.1 depends on σ, L and c only through NoiseMultiplier = σ/c and MixWidth = L/c
-// (seed-003 §4.3, "Scale invariance").
+// (the bound is invariant to scaling σ, L and c together).
 type Params struct {
 	// SampleRate is the Poisson sampling rate q ∈ (0, 1].
 	SampleRate float64
 	// NoiseMultiplier is Z = σ/c, the noise standard deviation on the sum of clipped gradients
 	// divided by the clip norm.
 	NoiseMultiplier float64
-	// MixWidth is W = L/c, the side of the mixing box in gradient-sum units (L = τ/η_eff,
-	// seed-003 §4.3) divided by the clip norm. 0 means no mixing: plain DP-SGD.
+	// MixWidth is W = L/c, the side of the mixing box in gradient-sum units (L = τ/η_eff for
+	// the update w − η_eff·(G + Δ) of Algorithm 1) divided by the clip norm. 0 means no mixing: plain DP-SGD.
 	MixWidth float64
 	// LinfParts is p of the l2+l∞ clipping of Algorithm 2 (every coordinate truncated to
 	// c/√p after l2 clipping); 0 and 1 both mean l2 clipping only.
@@ -31,7 +31,7 @@ type Params struct {
 }
 
 // canonical returns the parameters with LinfParts 0 read as 1, and LinfParts set to 1 when
-// there is no mixing (the Gaussian bound does not depend on p, seed-003 §4.5).
+// there is no mixing (the Gaussian bound does not depend on p: p·k(k−1)(c²/p) = k(k−1)c²).
 func (p Params) canonical() Params {
 	if p.LinfParts == 0 || p.MixWidth == 0 {
 		p.LinfParts = 1
@@ -71,13 +71,13 @@ func Orders(maxOrder int) []float64 {
 //
 //	ρ(α) = (1/(α−1))·ln Σ_{k=0}^{α} C(α,k)·(1−q)^{α−k}·q^k·a_k^p,
 //
-// seed-003 Corollary 4.1 in the corrected form of the reading (§4.4), which for p = 1 is
+// Xiao, Wan & Devadas's Corollary 4.1 with the factor T restored and the sign fixed, which for p = 1 is
 // Theorem 4.1's D_α((1−q)·P0 + q·P1 ‖ P0). a_k are the likelihood-ratio moments of LogMoments
 // with σ = Z, L = W and shift s = 1/√p in clip units. For W = 0 it is exactly the
 // Poisson-subsampled Gaussian RDP at integer orders (Mironov, Talwar & Zhang 2019, Theorem 5).
 //
 // Only integer orders are computed: fractional orders need the binomial expansion, which
-// Theorem 4.1's reduction to a one-hot worst case relies on (seed-003 §4.1, §4.5).
+// Theorem 4.1's reduction to a one-hot worst case relies on (Appendix C; Corollary 4.1's Hamming-weight-p worst case).
 //
 // The sum is evaluated as ln Σ = log1p(Σ_{k≥2} C(α,k)(1−q)^{α−k}q^k·(a_k^p − 1)), using
 // Σ_k C(α,k)(1−q)^{α−k}q^k = 1: every term is non-negative, so a per-step ρ of 1e-9 keeps

@@ -68,7 +68,7 @@ func (a *Accountant) Name() string {
 
 // Label implements accounting.Accountant: Certified for the per-batch variant and for a
 // full-batch run (Chourasia et al. 2021, Theorem 2); Paper for the batch-free lemma on
-// minibatches (reading, A17).
+// minibatches (Ryffel, Bach & Pointcheval's unnumbered sensitivity lemma, Section 3.3, multiplies the inclusion probability m/n into the drift).
 func (a *Accountant) Label() accounting.Label {
 	if a.variant == PerBatch || (a.steps > 0 && a.fullBatch) {
 		return accounting.Certified
@@ -220,7 +220,7 @@ func (a *Accountant) Compose(s accounting.Step) error {
 	return nil
 }
 
-// addEta adds x to the running sum of step sizes with Kahan compensation (reading, A18).
+// addEta adds x to the running sum of step sizes with Kahan compensation.
 func (a *Accountant) addEta(x float64) {
 	y := x - a.sumComp
 	t := a.sumEta + y
@@ -273,7 +273,7 @@ func (a *Accountant) rhoLSI() float64 {
 
 // rhoComposition is the RDP per unit of α of composing the worst sequence's Gaussian steps,
 // each with parameter sensitivity 2η_kL/m_k and noise variance 2η_kσ²: Σ η_k·L²/(m_k²σ²). It
-// needs no convexity and is the smaller bound for short runs (reading, §4.2: the LSI bound is
+// needs no convexity and is the smaller bound for short runs (the LSI bound of Ryffel, Bach & Pointcheval's Theorem 3.1 is
 // about twice composition while K ≪ β/λ).
 func (a *Accountant) rhoComposition() float64 {
 	lip := a.run.Lipschitz
@@ -290,13 +290,13 @@ func (a *Accountant) RDP(alpha float64) (float64, error) {
 
 // Epsilon implements accounting.Accountant: the smaller of the Canonne–Kamath–Steinke
 // conversion over a grid of orders (accounting.RDPToEpsilon) and Mironov's closed form
-// ρ + 2·sqrt(ρ·log(1/δ)) at α* = 1 + sqrt(log(1/δ)/ρ) (reading, §4.3), rounded up.
+// ρ + 2·sqrt(ρ·log(1/δ)) at α* = 1 + sqrt(log(1/δ)/ρ) (Mironov 2017, Proposition 3, minimised in closed form; Ryffel et al., Proposition 2.1), rounded up.
 func (a *Accountant) Epsilon(delta float64) (accounting.Guarantee, error) {
 	return a.guarantee(a.Rho(), delta)
 }
 
 // EpsilonLimit is the guarantee for any number of further steps of the same σ and batch size:
-// ρ replaced by its saturation value RhoInf (reading, §4.4 "Limit").
+// ρ replaced by its saturation value RhoInf (Theorem 3.1 as Σ_k η_k → ∞).
 func (a *Accountant) EpsilonLimit(delta float64) (accounting.Guarantee, error) {
 	if a.steps == 0 {
 		return accounting.Guarantee{}, fmt.Errorf("sgld: no step composed yet: σ is unknown")

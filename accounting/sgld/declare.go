@@ -12,7 +12,7 @@ import (
 // with per-example gradients bounded by lipschitz (the clip norm, if the optimizer also clips
 // as a safety net at that norm). The noise is expressed on the summed gradient, as
 // accounting.Step defines it: NoiseStd = m·σ·sqrt(2/η), NoiseMultiplier = NoiseStd/L (the
-// reading's z = σ·sqrt(2/η)·m/L, §8 A17).
+// z = σ·sqrt(2/η)·m/L).
 func DeclareStep(sigma, stepSize, lipschitz float64, m, n int, sampling accounting.Sampling) (accounting.Step, error) {
 	if !positiveFinite(sigma) || !positiveFinite(stepSize) || !positiveFinite(lipschitz) {
 		return accounting.Step{}, fmt.Errorf("sgld: σ = %v, η = %v, L = %v: all must be positive and finite", sigma, stepSize, lipschitz)
@@ -46,7 +46,7 @@ func DecreasingStepSize(beta, lambda float64, k int) float64 {
 // map, so DP-safe), regularised by (λ/2)‖θ‖² over all parameters (bias included when bias is
 // true, which augments every feature vector by a constant 1) and projected onto the ball of
 // radius sqrt(2·log(classes)/λ) around 0, which holds the minimiser because the regularised
-// loss at θ = 0 is log(classes) (reading, §4.5 [MINE], §8 A6, A9):
+// loss at θ = 0 is log(classes) (Ryffel, Bach & Pointcheval, Section 5.1, with constants from public bounds only):
 //
 //	R'² = R² + 1[bias],  L = sqrt(2)·R' + λ·radius,  β = R'²/2 + λ,  diameter = 2·radius.
 //

@@ -1,6 +1,5 @@
 // Package sgld accounts for DP-SGLD (Ryffel, Bach & Pointcheval, "Differential Privacy
-// Guarantees for Stochastic Gradient Langevin Dynamics"; shared/research/seed-001-dpsgld.md):
-// projected noisy SGD
+// Guarantees for Stochastic Gradient Langevin Dynamics", Algorithm 1): projected noisy SGD
 //
 //	θ_{k+1} = Π_𝒞(θ_k − η_k·∇L_{B_k}(θ_k) + sqrt(2η_k)·σ·Z_k),   Z_k ~ N(0, I_d),
 //
@@ -12,12 +11,12 @@
 //
 // so a live accountant needs only the running sum of the step sizes actually applied: O(1) per
 // step. Corollary 3.2 (constant η) and Corollary 3.3 (η_k = 1/(2β + λk/2)) are special cases;
-// the accountant always uses the exact running sum, never the closed forms (reading, A4).
+// the accountant always uses the exact running sum, never the closed forms (Corollary 3.3's integral can undershoot the sum by up to η_0).
 //
 // Two variants:
 //
-//   - New ("sgld"): the paper's sensitivity lemma, S_g = 2L/n whatever the batch size m. The
-//     reading (A17) flags its one-line proof (it multiplies the prior inclusion probability
+//   - New ("sgld"): the paper's sensitivity lemma, S_g = 2L/n whatever the batch size m. Its
+//     one-line proof is incomplete (it multiplies the prior inclusion probability
 //     m/n into the drift), so minibatch runs are labelled accounting.Paper. A full-batch run is
 //     Chourasia, Ye & Shokri (2021), Theorem 2, whose proof is complete: labelled Certified.
 //   - NewConservative ("sgld-conservative"): condition on the batch-index sequence (identically

@@ -16,7 +16,7 @@ const (
 	SimplifiedName = "ulr-simplified"
 )
 
-// Accountant composes Sampled-with-Rejection Gaussian steps in Rényi DP (seed-002, Theorem
+// Accountant composes Sampled-with-Rejection Gaussian steps in Rényi DP (Feng et al., "Forward Learning with Differential Privacy", Theorem
 // 3.6: the RDP of T steps is T times one step's).
 type Accountant struct {
 	simplified bool

@@ -1,5 +1,6 @@
 // Package ulr is the accountant of DP-ULR's Sampled-with-Rejection Gaussian mechanism
-// (seed-002, Definition 3.4, Theorems 3.5, 3.6 and B.1): a Poisson(q) batch redrawn while it
+// (Feng, Zhang, Jiang, Peng & Xu, "Forward Learning with Differential Privacy", Definition 3.4,
+// Theorems 3.5, 3.6 and B.1): a Poisson(q) batch redrawn while it
 // holds fewer than N_B examples, then a Gaussian release with noise multiplier σ0.
 //
 // Each step costs the rejection term plus the sampled Gaussian's RDP. Two modes:
@@ -12,6 +13,6 @@
 //
 // A step that declares the Gaussian mechanism (an explicit isotropic N(0, σ0²C²) on a clipped
 // sum) is labelled certified; a step that declares the sampled-with-rejection mechanism (DP-ULR's
-// likelihood-ratio noise, whose variance model is the paper's approximation, reading §6 B) makes
+// likelihood-ratio noise, whose variance model is the paper's small-σ approximation, Proposition 3.2, with Gaussianity from App. A.3) makes
 // every later ε of the accountant paper.
 package ulr

@@ -6,7 +6,7 @@ import (
 )
 
 // RejectionTerm returns x = q·p(N_B−1; N̄, q) / (1 − P(N_B−1; N̄, q)), the rejection cost of one
-// Sampled-with-Rejection Gaussian step (seed-002, Eq. 9 first term; Eq. 38 gives the exact cost
+// Sampled-with-Rejection Gaussian step (Feng et al., "Forward Learning with Differential Privacy", Eq. 9 first term; Eq. 38 gives the exact cost
 // ln(1+x)), with p and P the Binomial(N̄, q) pmf and CDF. The bound is taken at the smallest
 // dataset size N̄ and is valid for every larger one only when N_B ≤ q·N̄ (Eq. 39), which is
 // checked.
@@ -61,11 +61,11 @@ func logAdd(a, b float64) float64 {
 // DefaultRejectionBound is the per-step rejection term that DefaultMinBatchSize stays under:
 // it is added to every Rényi order of every step, so a million steps add at most 1e-4 to ε,
 // well below the subsampled-Gaussian term of the paper's settings (2q²α/σ0² ≥ 3e-8 at B = 64 of
-// 60 000, σ0 = 8; reading §3.6).
+// 60 000, σ0 = 8; computed from Eq. 9's first term).
 const DefaultRejectionBound = 1e-10
 
 // DefaultMinBatchSize returns the largest rejection threshold N_B ≤ q·N̄ whose rejection term
-// (RejectionTerm) is at most bound, and that term: the reading's advice (seed-002 §3.6) that N_B
+// (RejectionTerm) is at most bound, and that term: the advice that N_B
 // sit far enough below the expected batch q·N̄ that rejection costs nothing measurable. The term
 // grows with N_B, so the search is a bisection. It is an error when even N_B = 1 exceeds bound
 // (a tiny expected batch): then set optimizer.min_batch_size explicitly.
