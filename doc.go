@@ -1,0 +1,36 @@
+// Package dptrain trains models with differential privacy: a Session couples a sampler, a
+// private optimizer (DP-SGD; Abadi et al. 2016, "Deep Learning with Differential Privacy",
+// Algorithm 1), live privacy accountants and the rule that stops before a target ε is
+// exceeded, in the spirit of Opacus's make_private.
+//
+//	sess, err := dptrain.MakePrivateWithEpsilon(model, x, y, dptrain.Config{
+//		BatchSize: 64, ClipNorm: 1, LearningRate: 0.5, Epochs: 5,
+//		Delta: 1e-5, TargetEpsilon: 2,
+//	})
+//	...
+//	err = sess.Run(ctx, nil)
+//	eps, err := sess.CertifiedEpsilon()
+//
+// The model is anything that implements optim.GradientOracle: a models.Network (MLP, CNN,
+// logistic regression) or a type of your own that computes clipped per-example gradient sums.
+//
+// # Privacy contract, in brief
+//
+//   - The optimizer declares what each step released (mechanism, noise multiplier,
+//     sensitivity), the sampler declares how it drew the batch (scheme, rate, dataset size),
+//     and an accountant interprets the records. A Session draws every batch from its own
+//     sampler, so its records cannot describe a scheme other than the one that drew the batch.
+//   - Every step that ran is composed into every accountant; ε is never given back.
+//   - With Config.TargetEpsilon set, Step refuses (ErrBudgetExhausted) any step after which the
+//     stopping accountant's ε would exceed the target, before touching the data. The stopping
+//     accountant must be certified: its theorem's assumptions are declared and checked.
+//   - Each ε carries a label: certified (an upper bound whose assumptions were checked),
+//     paper (the paper's formula where a gap is known) or approximate.
+//   - Noise and sampling are seeded from crypto/rand. Config.Seed makes a run reproducible and
+//     not private: Private reports false, and such a run must never be released.
+//   - The per-step Stats (loss, accuracy on the batch) are computed from private data without
+//     noise: monitor them, never release them.
+//
+// The accounting package and its subpackages compute ε for a run described by its records
+// alone (see the examples); the train package is the YAML-driven trainer.
+package dptrain
