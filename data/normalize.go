@@ -62,7 +62,7 @@ func (d *Dataset) StandardizeWith(mean, std []float64) error {
 }
 
 // BoundNorm rescales every example x to x·min(1, r/‖x‖₂), so that all have l2 norm at most r
-// (seed-001 §5 "feature bound": a per-record map, hence free of privacy cost, that makes the
+// (for Ryffel, Bach & Pointcheval's logistic regression, Section 5.1: a per-record map, hence free of privacy cost, that makes the
 // Lipschitz and smoothness constants of logistic regression public: L = √2·r, β = r²/2).
 // The norm is computed in float64 and the scale rounded down, so ‖x‖ ≤ r holds in float32.
 func (d *Dataset) BoundNorm(r float64) error {

@@ -10,7 +10,7 @@ import (
 // PoissonWithRejection accepts: below it, sampling would loop for millions of draws per step.
 const minAcceptance = 1e-6
 
-// PoissonWithRejection is DP-ULR's sampler (seed-002, Definition 3.4): a Poisson(q) subsample
+// PoissonWithRejection is DP-ULR's sampler (Feng et al., "Forward Learning with Differential Privacy", Definition 3.4): a Poisson(q) subsample
 // of the n examples, rejected and redrawn while it has fewer than MinBatchSize examples.
 type PoissonWithRejection struct {
 	poisson  *Poisson

@@ -24,7 +24,7 @@ const (
 	// SchemeShuffledOnce: one permutation drawn once, cut into ⌊n/b⌋ batches visited cyclically.
 	SchemeShuffledOnce Scheme = "shuffled-once"
 	// SchemePoissonWithRejection: Poisson sampling redrawn while the batch has fewer than
-	// MinBatchSize examples (seed-002, Definition 3.4).
+	// MinBatchSize examples (Feng et al., "Forward Learning with Differential Privacy", Definition 3.4).
 	SchemePoissonWithRejection Scheme = "poisson-with-rejection"
 )
 

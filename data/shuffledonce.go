@@ -4,7 +4,8 @@ import "math/rand/v2"
 
 // ShuffledOnce draws one uniform permutation when it is built and cuts it into ⌊n/b⌋ batches
 // of exactly b examples, which it visits cyclically: batch k of every epoch is the same set
-// (seed-004's shuffled cyclic scheme, Theorem A.1). As footnote 3 there says, the n mod b
+// (the shuffled cyclic scheme of Chien & Li, "Convergent Privacy Loss of Noisy-SGD without
+// Convexity and Smoothness", Theorem A.1). As footnote 3 there says, the n mod b
 // examples left over are dropped: they are never used.
 type ShuffledOnce struct {
 	perm []int

@@ -29,7 +29,8 @@ type MixtureConfig struct {
 	Seed              uint64
 }
 
-// DefaultMixture mirrors the Madelon-like set of seed-000 §4.3: 6000 examples split 80/20,
+// DefaultMixture mirrors the Madelon-like set of Chen & Liu, "Hidden State Differential Private Mini-Batch Block Coordinate Descent",
+// Appendix D.2: 6000 examples split 80/20,
 // 20 features, 5 classes.
 var DefaultMixture = MixtureConfig{Train: 4800, Test: 1200, Dim: 20, Classes: 5, Separation: 3, Noise: 1}
 
@@ -49,7 +50,7 @@ type LogisticConfig struct {
 var DefaultLogistic = LogisticConfig{Train: 10000, Test: 2000, Dim: 20, Radius: 1, WeightNorm: 8}
 
 // LowRankConfig configures a non-negative low-rank matrix M = max(W H + Noise·N(0, 1), 0)
-// with W (Rows×Rank) and H (Rank×Cols) uniform on [0, 1), as in seed-000 §4.1 (after
+// with W (Rows×Rank) and H (Rank×Cols) uniform on [0, 1), as in Chen & Liu's Appendix D.1.1 (after
 // Xu & Yin 2013: 1000×200 of rank 10). Each row of M is one example.
 type LowRankConfig struct {
 	Rows, Cols, Rank int
@@ -57,7 +58,7 @@ type LowRankConfig struct {
 	Seed             uint64
 }
 
-// DefaultLowRank is the synthetic-lowrank default (seed-000 §4.1's sizes).
+// DefaultLowRank is the synthetic-lowrank default (the sizes of Chen & Liu's Appendix D.1.1).
 var DefaultLowRank = LowRankConfig{Rows: 1000, Cols: 200, Rank: 10, Noise: 0.01}
 
 // Factors holds the true factors of a synthetic low-rank matrix, row-major.

@@ -3,8 +3,8 @@ package data
 import "math/rand/v2"
 
 // WithoutReplacement draws, every step independently, a uniformly random subset of exactly b
-// of the n examples (the "sampling without replacement" of seed-001 Algorithm 1 and
-// seed-004). It keeps a permutation of 0..n−1 and runs b steps of a Fisher–Yates shuffle on
+// of the n examples (the sampling of Ryffel, Bach & Pointcheval's Algorithm 1 and of Chien & Li's
+// Theorem 3.12). It keeps a permutation of 0..n−1 and runs b steps of a Fisher–Yates shuffle on
 // it per batch: whatever order the permutation is in, its first b entries are then a uniform
 // random b-subset, in O(b) time.
 type WithoutReplacement struct {

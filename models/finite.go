@@ -22,8 +22,8 @@ func ClipScale(clip, norm float64) (f float32, clipped, nonFinite bool) {
 }
 
 // ClipFactor is the per-example clipping scale min(1, clip/norm), rounded down to float32 so
-// that the clipped contribution's norm never exceeds clip through rounding (DESIGN.md: round
-// against privacy). Every optimizer that clips per example with SquaredNorms and ScaledSum uses
+// that the clipped contribution's norm never exceeds clip through rounding (the privacy
+// contract of package accounting: round against privacy). Every optimizer that clips per example with SquaredNorms and ScaledSum uses
 // it (through ClipScale, which also handles a non-finite norm); norm must not be NaN.
 func ClipFactor(clip, norm float64) float32 {
 	if norm <= clip {

@@ -7,7 +7,7 @@ import (
 )
 
 // Forward-only access for estimators that never differentiate the network (DP-ULR's
-// likelihood-ratio gradients, seed-002 §2.3): the clean per-example losses with every dense and
+// likelihood-ratio gradients, Feng et al., "Forward Learning with Differential Privacy", Eq. 4): the clean per-example losses with every dense and
 // conv layer's input, and per-example losses of a forward pass with given noise added to those
 // layers' pre-activation outputs. The model never draws noise: the caller supplies it.
 
@@ -96,7 +96,7 @@ func (nw *Network) Trace(b Batch) (Trace, error) {
 // with noise ((N·Rows)×Out row-major, or nil for none) added to the pre-activation output of
 // LinearLayers()[layer] only, resuming from tr = Trace(b): the layers before it are not
 // recomputed (their output is tr's, as are the skip tensors saved before it), which is what
-// Algorithm 1 of seed-002 needs, one layer's noise at a time. It equals PerturbedLosses with
+// Algorithm 1 of Feng et al. needs, one layer's noise at a time. It equals PerturbedLosses with
 // noise on that layer alone up to float32 rounding ((AW + b) + z instead of AW + (b + z)).
 func (nw *Network) PerturbedLossesFrom(b Batch, tr Trace, layer int, noise []float32, loss []float64) error {
 	if err := nw.checkBatch(b); err != nil {

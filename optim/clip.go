@@ -49,7 +49,7 @@ func ClipL2(g []float32, c float64) (bool, error) {
 	return true, nil
 }
 
-// ClipL2Linf is Algorithm 2 of ModelMix (seed-003 §3): l2 clipping to c, then truncation of
+// ClipL2Linf is Algorithm 2 of ModelMix (Xiao, Wan & Devadas, "Differentially Private Deep Learning with ModelMix", Section 4.2): l2 clipping to c, then truncation of
 // every coordinate to [−c/√p, c/√p]. Afterwards ‖g‖₂ ≤ c and ‖g‖∞ ≤ c/√p. It reports whether
 // either step changed g. p ≤ 1 is plain l2 clipping. A non-finite g is an error, as for ClipL2.
 func ClipL2Linf(g []float32, c float64, p int) (bool, error) {

@@ -9,7 +9,7 @@ import (
 // Declarer is implemented by every optimizer in this package: Declare returns the records the
 // next call to Step will release for a batch drawn as info says, without touching data or
 // randomness. The trainer asks the live accountant whether those records would overshoot the
-// privacy target before it runs the step (DESIGN.md, privacy contract: stop before the step).
+// privacy target before it runs the step (the privacy contract of package accounting: stop before the step).
 type Declarer interface {
 	Declare(info BatchInfo) ([]accounting.Step, error)
 }

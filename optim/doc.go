@@ -1,6 +1,11 @@
 // Package optim implements one step of each private training algorithm and the pieces they
-// share: DP-SGD (Abadi et al. 2016), DP-SGLD (seed-001), DP-SGD with ModelMix (seed-003), DP-MBCD
-// on a lifted MLP (seed-000: one Gaussian record per released block per step), the
+// share: DP-SGD (Abadi et al. 2016), DP-SGLD (Ryffel, Bach & Pointcheval,
+// "Differential Privacy Guarantees for Stochastic Gradient Langevin Dynamics", Algorithm 1),
+// DP-SGD with ModelMix (Xiao, Wan & Devadas, "Differentially Private Deep Learning with
+// ModelMix", Algorithm 1), DP-MBCD on a lifted MLP (Chen & Liu, "Hidden State Differential
+// Private Mini-Batch Block Coordinate Descent", Algorithm 4: one Gaussian record per released
+// block per step), DP-ULR (Feng et al., "Forward Learning with Differential Privacy",
+// Algorithm 1), the
 // base update rules applied to a privatised gradient as post-processing (SGD, momentum, Adam,
 // weight decay), learning-rate schedules, per-sample clipping (l2, and ModelMix's l2+l∞) and
 // secure noise.

@@ -9,13 +9,13 @@ import (
 	"github.com/dptrain/dptrain/models/lifted"
 )
 
-// NoiseControl is the shape of DP-MBCD's noise-magnitude control o(k, j) (seed-000 Eq. 6) over
+// NoiseControl is the shape of DP-MBCD's noise-magnitude control o(k, j) (Chen & Liu, "Hidden State Differential Private Mini-Batch Block Coordinate Descent", Eq. 6) over
 // epochs k (from 0): o(k, j) = o_ref·Factor(k), with o_ref set by the noise multiplier (see
 // DPMBCDConfig), so calibration scales the whole schedule.
 type NoiseControl struct {
 	// Kind is "constant" (Factor 1), "linear" or "piecewise".
 	Kind string
-	// Rate is the linear decrease (reading §6 item 14, Reading 1): o(k) = o_final + rate·(K−k)
+	// Rate is the linear decrease (Appendix D.2's "decrease of 0.00025 per epoch", read as): o(k) = o_final + rate·(K−k)
 	// for 1-indexed epochs, here Factor(k) = 1 + Rate·(Epochs−1−k), so the last epoch has o_ref.
 	Rate float64
 	// Epochs is K, the planned number of epochs (linear only).
@@ -69,7 +69,7 @@ func (c NoiseControl) Factor(k int) float64 {
 	return 1
 }
 
-// DPMBCDConfig configures DP-MBCD on a lifted MLP (seed-000 Algorithm 4).
+// DPMBCDConfig configures DP-MBCD on a lifted MLP (Chen & Liu, Algorithm 4).
 type DPMBCDConfig struct {
 	// Lifted holds the hidden auxiliaries; its blocks are the released weights.
 	Lifted *lifted.MLP
@@ -87,10 +87,10 @@ type DPMBCDConfig struct {
 	Control NoiseControl
 	// Schedule gives η of each step.
 	Schedule Schedule
-	// L2 is λ of the prox of (λ/2)‖W‖² (reading §2.1 [FIX]: W/(1+ηλ), L_T = 1/(1+ηλ)); 0: none.
+	// L2 is λ of the prox of (λ/2)‖W‖² (W/(1+ηλ), L_T = 1/(1+ηλ); the paper prints η/(1+η)·θ); 0: none.
 	L2 float64
 	// Implicit selects the W-update the paper's experiments ran, Eq. (17) with the sign
-	// corrected and s = 1/b (reading §2.5, §6 item 11):
+	// sign typos corrected and s = 1/b:
 	//	W_d ← (I + (η/b)·X_dᵀX_d)⁻¹ (W_d + (η/b)·(Σ_i clip_C(x_i t_iᵀ) + N(0, std²·I)))
 	// (row form), a proximal-point step. The data-dependent map after the noise is covered by
 	// the paper's heuristic argument only, so a run using it must declare the paper's L_F
@@ -98,7 +98,7 @@ type DPMBCDConfig struct {
 	Implicit bool
 }
 
-// DPMBCD is DP-MBCD's step (seed-000 Algorithm 4 with the explicit W-update Eq. 14): the hidden
+// DPMBCD is DP-MBCD's step (Chen & Liu, Algorithm 4 with the explicit W-update Eq. 14): the hidden
 // updates of package lifted, then for every released block W_d
 //
 //	W_d ← Prox_{η,λ}( W_d − (η/b)·( Σ_i clip_C(g_{d,i}) + N(0, std²·I) ) ),
@@ -231,7 +231,7 @@ func (o *DPMBCD) Step(m GradientOracle, b Batch, info BatchInfo) (Result, error)
 		return Result{}, fmt.Errorf("optim: DP-MBCD step %d: %w", o.k, err)
 	}
 	lr := recs[0].StepSize
-	shrink := 1 / (1 + lr*o.cfg.L2) // ℓ2 prox, reading §2.1 [FIX]
+	shrink := 1 / (1 + lr*o.cfg.L2) // ℓ2 prox θ/(1+ηλ) (Chen & Liu print η/(1+η)·θ)
 	for d := range w {
 		in, out := o.cfg.Lifted.Shape(d)
 		o.grad = resize(o.grad, in*out)

@@ -8,14 +8,14 @@ import (
 	"github.com/dptrain/dptrain/accounting"
 )
 
-// DPSGLDConfig configures DP-SGLD (Ryffel, Bach & Pointcheval; seed-001).
+// DPSGLDConfig configures DP-SGLD (Ryffel, Bach & Pointcheval, "Differential Privacy Guarantees for Stochastic Gradient Langevin Dynamics").
 type DPSGLDConfig struct {
 	// Sigma is σ: the Langevin noise added to the parameters at step k has standard deviation
 	// √(2η_k)·σ per coordinate (the temperature is σ²). It must be constant over the run.
 	Sigma float64
 	// Constants are the loss and domain constants; see SoftmaxLangevinConstants.
 	Constants LangevinConstants
-	// Schedule gives η_k; nil means the constant η = 1/(2β) of the paper's §5.2. Use
+	// Schedule gives η_k; nil means the constant η = 1/(2β) of the paper's Section 5.2. Use
 	// LangevinDecreasing for η_k = 1/(2β + λk/2).
 	Schedule Schedule
 	// PlannedSteps, when positive, makes NewDPSGLD check η_k < 1/β for every k below it, so a
@@ -23,7 +23,7 @@ type DPSGLDConfig struct {
 	PlannedSteps int
 }
 
-// DPSGLD is projected noisy mini-batch SGD with Langevin noise, seed-001 Algorithm 1 / Eq. (1):
+// DPSGLD is projected noisy mini-batch SGD with Langevin noise, Ryffel, Bach & Pointcheval's Algorithm 1 / Eq. (1):
 //
 //	θ_0     = Π(N(0, (2σ²/λ)·I))                                    (Init)
 //	θ_{k+1} = Π(θ_k − η_k·(∇L_{B_k}(θ_k) + λθ_k) + √(2η_k)·σ·Z_k)     (Step)
@@ -32,7 +32,7 @@ type DPSGLDConfig struct {
 // m distinct examples, the L2 term covers every parameter (bias included), and Π is the
 // projection onto the ball of radius R. Only the last iterate may be released (Theorem 3.1).
 //
-// Each step returns one record (steps are counted, never epochs; seed-001 §8 A2) with Sampling
+// Each step returns one record (steps are counted, never epochs: Theorem 3.1's K is the number of steps) with Sampling
 // without-replacement (or full), Neighbouring replace-one, StepSize η_k, BatchSize m,
 // DatasetSize n, and, in units of the gradient sum like every optim record,
 //
@@ -53,7 +53,7 @@ type DPSGLD struct {
 }
 
 // NewDPSGLD returns a DP-SGLD optimizer after checking the constants and the step-size
-// precondition η_k < 1/β of seed-001 Lemma 3.3.
+// precondition η_k < 1/β of Ryffel, Bach & Pointcheval's Lemma 3.3.
 func NewDPSGLD(cfg DPSGLDConfig, noise *Noise) (*DPSGLD, error) {
 	if noise == nil {
 		return nil, errors.New("optim: DP-SGLD needs a noise source: use NewNoise()")
@@ -84,7 +84,7 @@ func (o *DPSGLD) stepSize(k int) (float64, error) {
 	}
 	beta := o.cfg.Constants.Smoothness
 	if !(eta*beta < 1) {
-		// seed-001 Lemma 3.3: the privacy bound needs η < 1/β.
+		// Ryffel, Bach & Pointcheval, Lemma 3.3: the privacy bound needs η < 1/β.
 		return 0, fmt.Errorf("optim: DP-SGLD step size η_%d = %v is not below 1/β = %v, which its privacy bound needs; use η = 1/(2β) = %v or the decreasing schedule", k, eta, 1/beta, 1/(2*beta))
 	}
 	return eta, nil
@@ -111,7 +111,7 @@ func (o *DPSGLD) Init(params []float32) {
 }
 
 // Step takes one DP-SGLD step on m's parameters. info.Scheme() must be without-replacement (a
-// fresh uniform subset of exactly BatchSize examples, seed-001 §2.2) or full batch.
+// fresh uniform subset of exactly BatchSize examples, as Algorithm 1's "sampled with replacement" means) or full batch.
 func (o *DPSGLD) Step(m GradientOracle, b Batch, info BatchInfo) (Result, error) {
 	if !o.inited {
 		return Result{}, errors.New("optim: DP-SGLD was not initialised: call Init(params) before the first step (θ_0 must be drawn from the projected Gaussian)")

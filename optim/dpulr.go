@@ -23,7 +23,7 @@ type ForwardOracle interface {
 	PerturbedLossesFrom(b Batch, tr models.Trace, layer int, noise []float32, loss []float64) error
 }
 
-// DPULRConfig configures DP-ULR (seed-002, Algorithm 1 and reading §2.8).
+// DPULRConfig configures DP-ULR (Feng et al., "Forward Learning with Differential Privacy", Algorithm 1).
 type DPULRConfig struct {
 	// Copies is K, the noisy forward passes per example and layer.
 	Copies int
@@ -41,7 +41,8 @@ type DPULRConfig struct {
 	// Certified uses the likelihood-ratio estimate only as a per-example gradient estimator
 	// and adds explicit isotropic N(0, σ0²C²) noise to the clipped sum (a Gaussian release
 	// accounted like DP-SGD); otherwise the paper's mechanism: the estimator's own noise plus
-	// the eigen-direction top-up (§2.6), declared as sampled-with-rejection-gaussian.
+	// the eigen-direction top-up (the paper's "Remediation for violation of
+	// Assumption 3.3", Section 3.2), declared as sampled-with-rejection-gaussian.
 	Certified bool
 	// AllLayers injects noise at every layer at once (K forward passes per step instead of K
 	// per layer); Algorithm 1 perturbs one layer at a time.
@@ -53,11 +54,11 @@ type DPULRConfig struct {
 }
 
 // DPULR is differentially private forward learning by unified likelihood ratios (Feng et al.,
-// seed-002): per layer l, noise z ~ N(0, σ_l²I) on the pre-activation output, K noisy forward
+// "Forward Learning with Differential Privacy", Algorithm 1): per layer l, noise z ~ N(0, σ_l²I) on the pre-activation output, K noisy forward
 // passes, and the per-example estimate g_l(d) = Ã_dᵀ S_d with S_d = (1/(Kσ_l²)) Σ_k Loss_k z_k
 // (Eq. 4 averaged over K copies; dense: s_d ã_dᵀ, conv: S_d P̃_d); the estimates are clipped to C
-// jointly over all layers (reading §6 A3), summed, privatised and divided by the constant N_B
-// (§6 A6), then the update rule runs. σ_l comes from the privacy controller (Eq. 7,
+// jointly over all layers (one mechanism of sensitivity C per step, as Theorem 3.6 counts),
+// summed, privatised and divided by the constant N_B (as Algorithm 1 does), then the update rule runs. σ_l comes from the privacy controller (Eq. 7,
 // ControlULRLayer).
 type DPULR struct {
 	cfg   DPULRConfig
@@ -270,7 +271,7 @@ func (o *DPULR) estimates(m ForwardOracle, b Batch) (models.Trace, []ulrLayer, e
 }
 
 // clippedSum adds to o.grad Σ_d min(1, C/‖g(d)‖)·g(d), where g(d) is example d's estimate over
-// all layers jointly (reading §6 A3), with the shared ghost-clipping kernels, and returns how
+// all layers jointly (so that Theorem 3.6's T-step accounting holds), with the shared ghost-clipping kernels, and returns how
 // many examples were clipped. An example whose estimate has a non-finite norm contributes zero
 // and is counted in nonFinite (operator-only). The layers' S are scaled in place.
 func (o *DPULR) clippedSum(tr models.Trace, layers []ulrLayer, n int, nonFinite *int) (int, error) {
@@ -379,7 +380,7 @@ func (o *DPULR) estimate(m ForwardOracle, b Batch, tr models.Trace, layers []ulr
 	return nil
 }
 
-// addTopUp adds the layer's eigen-direction remediation noise (§2.6, an Out×width matrix on
+// addTopUp adds the layer's eigen-direction remediation noise (Feng et al., Section 3.2, an Out×width matrix on
 // Θᵀ = [W; b]ᵀ) to the weight (In×Out) and bias parts of o.grad.
 func (o *DPULR) addTopUp(l ulrLayer) {
 	g := l.info.Geometry

@@ -8,12 +8,12 @@ import (
 )
 
 // LangevinConstants are the public, data-independent constants of DP-SGLD's loss and domain
-// (seed-001 §4.5): the per-example loss ℓ(θ, x) = data term + (λ/2)‖θ‖², regulariser over every
+// (Ryffel, Bach & Pointcheval, Section 5.1, with constants from public bounds): the per-example loss ℓ(θ, x) = data term + (λ/2)‖θ‖², regulariser over every
 // parameter including the bias, is λ-strongly convex, β-smooth and L-Lipschitz on the ball
 // ‖θ‖₂ ≤ R that the iterates are projected onto.
 type LangevinConstants struct {
 	// Lipschitz is L ≥ ‖∇ℓ(θ, x)‖₂ on the ball, regulariser included (the conservative
-	// choice of seed-001 §4.5: L = L_data + λR).
+	// choice for a loss that includes the regulariser: L = L_data + λR).
 	Lipschitz float64
 	// DataLipschitz bounds the data term's per-example gradient norm; DP-SGLD clips
 	// per-sample gradients there as a safety net, so the sensitivity holds whatever the
@@ -34,7 +34,8 @@ type LangevinConstants struct {
 
 // SoftmaxLangevinConstants derives the constants of L2-regularised multinomial logistic
 // regression with the given number of classes from a public bound featureNorm on ‖x‖₂
-// (seed-001 §4.5, [MINE] recommendations, with R_x'² = R_x² + 1 when the model has a bias):
+// (public bounds replacing the data-dependent β of Ryffel, Bach & Pointcheval's Section 5.1,
+// with R_x'² = R_x² + 1 when the model has a bias):
 //
 //	L_data = √2·R_x'                       (‖p − e_y‖₂ ≤ √2, ∇ = (p − e_y) ⊗ x')
 //	β      = R_x'²/2 + λ                   (per-example Hessian ⪯ (1/2)‖x'‖²I + λI)

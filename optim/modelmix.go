@@ -9,10 +9,10 @@ import (
 	"github.com/dptrain/dptrain/accounting"
 )
 
-// ModelMixConfig configures DP-SGD with ModelMix (Xiao, Wan & Devadas; seed-003).
+// ModelMixConfig configures DP-SGD with ModelMix (Xiao, Wan & Devadas, "Differentially Private Deep Learning with ModelMix").
 type ModelMixConfig struct {
 	// NoiseMultiplier is z: the noise on the clipped gradient sum is N(0, (z·c)²·I).
-	// 0 gives the non-private variant (seed-003 Fig. 2 a–b).
+	// 0 gives the non-private variant (Xiao, Wan & Devadas, Fig. 2 a–b).
 	NoiseMultiplier float64
 	// ClipNorm is the l2 clipping norm c.
 	ClipNorm float64
@@ -21,18 +21,19 @@ type ModelMixConfig struct {
 	LinfParts int
 	// Schedule gives η_k, the learning rate on the mean gradient (G + Δ)/(n·q).
 	Schedule Schedule
-	// MixRatio is κ in the paper's convention τ_k = κ·η_k (seed-003 §4.3). Ignored when
+	// MixRatio is κ in the paper's convention τ_k = κ·η_k (Xiao, Wan & Devadas, Section 5). Ignored when
 	// MixThreshold is set.
 	MixRatio float64
 	// MixThreshold, when set, gives the mixing threshold τ_k in parameter units directly.
 	MixThreshold Schedule
 	// Rule must be nil or *SGD: state that accumulates the hidden noisy gradients (momentum,
-	// Adam) is not covered by Theorem 4.1 (seed-003 §4.11 item 4). SGD's weight decay is
+	// Adam) is not covered by Theorem 4.1 (its proof, Appendix C, conditions on the public iterates only). SGD's weight decay is
 	// applied at w_{k−1}, a public iterate.
 	Rule UpdateRule
 }
 
-// ModelMix is DP-SGD with ModelMix, seed-003 Algorithm 1 in the implementation form of §2.4:
+// ModelMix is DP-SGD with ModelMix, Xiao, Wan & Devadas's Algorithm 1 in the mean-normalised form of
+// their experiments:
 // Poisson sampling with rate q, per-sample l2 (+ l∞, Algorithm 2) clipping, Gaussian noise on the
 // sum, and a step that starts from a uniformly random point of the box spanned by the last two
 // iterates, with gaps below τ_k widened first (lines 6–8, sign(0) := +1):
@@ -40,10 +41,10 @@ type ModelMixConfig struct {
 //	w_k(j) = u(j)·w_{k−1}(j) + (1−u(j))·w_{k−2}(j) − η_k·((G + Δ)(j)/(n·q) + λ·w_{k−1}(j)),
 //
 // u(j) ~ U[0,1) fresh per coordinate per step from the secret generator, never stored. Every
-// coordinate is mixed. Models must not use BatchNorm (seed-003 §4.11 item 6; models has none).
+// coordinate is mixed. Models must not use BatchNorm (per-example gradients must be independent; models has none).
 //
 // Each step's record declares, in units of the gradient sum: Sensitivity = c,
-// NoiseStd = z·c, MixWidth L = τ_k·n·q/η_k (seed-003 §4.3), LinfParts = p.
+// NoiseStd = z·c, MixWidth L = τ_k·n·q/η_k (Theorem 4.1's width τ/η rescaled for the mean update), LinfParts = p.
 type ModelMix struct {
 	cfg   ModelMixConfig
 	wd    float64
@@ -54,8 +55,8 @@ type ModelMix struct {
 	k     int
 }
 
-// NewModelMix returns a ModelMix optimizer, refusing the configurations seed-003 §4.11 says
-// break its guarantee.
+// NewModelMix returns a ModelMix optimizer, refusing the configurations outside what its
+// guarantee (Theorem 4.1 and its proof, Appendix C) covers.
 func NewModelMix(cfg ModelMixConfig, noise *Noise) (*ModelMix, error) {
 	if noise == nil {
 		return nil, errors.New("optim: ModelMix needs a noise source: use NewNoise()")
@@ -84,7 +85,7 @@ func NewModelMix(cfg ModelMixConfig, noise *Noise) (*ModelMix, error) {
 	case *SGD:
 		wd = r.WeightDecay
 	default:
-		// seed-003 §4.11: Theorem 4.1 does not cover state carried across steps.
+		// Theorem 4.1 does not cover state carried across steps.
 		return nil, fmt.Errorf("optim: ModelMix cannot use update rule %q: its state would carry the hidden noisy gradients across steps, which ModelMix's guarantee does not cover; use sgd", r.Name())
 	}
 	o := &ModelMix{cfg: cfg, wd: wd, noise: noise}
@@ -124,7 +125,7 @@ func (o *ModelMix) Steps() int { return o.k }
 // sum is divided by the fixed n·q, never by the realised batch size.
 func (o *ModelMix) Step(m GradientOracle, b Batch, info BatchInfo) (Result, error) {
 	if sc := accounting.Sampling(info.Scheme()); sc != accounting.Poisson {
-		// seed-003 §4.11 item 5: Theorem 4.1 assumes Poisson sampling.
+		// Theorem 4.1 assumes Poisson sampling.
 		return Result{}, fmt.Errorf("optim: ModelMix needs Poisson sampling (optimizer.sampling: poisson), got %q", sc)
 	}
 	p, err := plan(info, b)
@@ -137,7 +138,7 @@ func (o *ModelMix) Step(m GradientOracle, b Batch, info BatchInfo) (Result, erro
 	}
 	params := m.Params()
 	if o.prev == nil {
-		// w_{−1} = w_0 (seed-003 §8 item 4): step 1 then widens every gap to τ_1.
+		// w_{−1} = w_0 (Algorithm 1 leaves the initial states unspecified): step 1 then widens every gap to τ_1.
 		o.prev = append([]float32(nil), params...)
 	}
 	if len(o.prev) != len(params) {
@@ -191,7 +192,7 @@ func (o *ModelMix) gradSum(m GradientOracle, b Batch) (Stats, error) {
 	return st, err
 }
 
-// Mix is ModelMix's update (seed-003 Algorithm 1 lines 4–10, §2.4). On entry w1 holds w_{k−1}
+// Mix is ModelMix's update (Xiao, Wan & Devadas, Algorithm 1 lines 4–10). On entry w1 holds w_{k−1}
 // and w2 holds w_{k−2}; g is the privatised mean gradient. Every coordinate whose gap
 // |w_{k−1} − w_{k−2}| is below tau is widened by tau/2 on each side (sign(0) := +1), then
 //

@@ -76,8 +76,8 @@ func (s Cosine) StepSize(k int) float64 {
 	return s.Min + (s.Rate-s.Min)*(1+math.Cos(math.Pi*t))/2
 }
 
-// LangevinDecreasing is DP-SGLD's decreasing schedule η_k = 1/(2β + λk/2), k ≥ 0 (seed-001
-// Corollary 3.3; η_0 = 1/(2β)), for a β-smooth, λ-strongly convex loss.
+// LangevinDecreasing is DP-SGLD's decreasing schedule η_k = 1/(2β + λk/2), k ≥ 0 (Ryffel, Bach &
+// Pointcheval, Corollary 3.3; η_0 = 1/(2β)), for a β-smooth, λ-strongly convex loss.
 type LangevinDecreasing struct {
 	Smoothness, StrongConvexity float64
 }

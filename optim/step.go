@@ -72,7 +72,7 @@ type BlockReleaser interface {
 }
 
 // Initializer is implemented by optimizers that draw the initial iterate themselves (DP-SGLD's
-// θ_0, seed-001 Lemma 3.3). The trainer calls Init once, on the run's optimizer, before the
+// θ_0, Ryffel, Bach & Pointcheval's Lemma 3.3). The trainer calls Init once, on the run's optimizer, before the
 // first step of a new run.
 type Initializer interface {
 	Init(params []float32)

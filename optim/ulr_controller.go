@@ -9,15 +9,15 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// ULRControl holds DP-ULR's privacy-controller settings for one step (seed-002 §2.5, §2.6 and
-// reading §6 A5).
+// ULRControl holds DP-ULR's privacy-controller settings for one step (Feng et al., "Forward Learning with Differential Privacy",
+// the privacy controller of Eq. 7 and the remediation of Section 3.2, with σ clamped).
 type ULRControl struct {
 	// Copies is K, the noisy forward copies per example.
 	Copies int
 	// ClipNorm is C and NoiseMultiplier σ0: every direction of a layer's released batch sum
 	// must carry noise variance at least σ0²C².
 	ClipNorm, NoiseMultiplier float64
-	// SigmaFloor and SigmaCap clamp the injected σ_l (reading §6 A5); SigmaCap 0 means none.
+	// SigmaFloor and SigmaCap clamp the injected σ_l (Eq. 7 gives σ = 0 when λ_min = 0); SigmaCap 0 means none.
 	SigmaFloor, SigmaCap float64
 	// SigmaOnly computes σ_l and λ_min from M_l's eigenvalues alone, without eigenvectors and
 	// so without a top-up (certified mode, whose released noise is isotropic): TopUp must not
@@ -43,8 +43,7 @@ type ULRLayerNoise struct {
 	sigmaOnly  bool
 }
 
-// relativeRankTol treats eigenvalues of M_l below this fraction of the largest as zero (reading
-// §6 A5's lam_min_pos): such a direction gets the full σ0·C top-up, which only adds noise.
+// relativeRankTol treats eigenvalues of M_l below this fraction of the largest as zero: such a direction gets the full σ0·C top-up, which only adds noise.
 const relativeRankTol = 1e-6
 
 // ControlULRLayer runs the privacy controller for one layer. inputs is the b×d matrix Ã of the
@@ -52,11 +51,11 @@ const relativeRankTol = 1e-6
 // layer the caller stacks each example's im2col patches and repeats its clean loss per patch
 // row), loss0 the clean per-row loss L0.
 //
-// It forms M_l = Σ_d L0(d)² ã_d ã_dᵀ = Ãᵀ W Ã (seed-002 Eq. 26; the batch covariance is
+// It forms M_l = Σ_d L0(d)² ã_d ã_dᵀ = Ãᵀ W Ã (Feng et al., Eq. 26; the batch covariance is
 // I_out ⊗ M_l / (Kσ²)), eigendecomposes it with gonum's EigenSym (or, when b < d, the b×b dual
 // W^½ Ã Ãᵀ W^½ whose eigenvectors map to u_i = Ãᵀ W^½ v_i / √λ_i), sets σ_l by equality in Eq. 7,
 // σ_l² = λ_min⁺/(K C² σ0²), clamped to [SigmaFloor, SigmaCap], and the top-up variances
-// e_i = max(0, σ0²C² − λ_i/(Kσ_l²)) of §2.6.
+// e_i = max(0, σ0²C² − λ_i/(Kσ_l²)) of Feng et al.'s remediation (Section 3.2).
 func ControlULRLayer(inputs *mat.Dense, loss0 []float64, c ULRControl) (ULRLayerNoise, error) {
 	if c.Copies < 1 || !(c.ClipNorm > 0) || !(c.NoiseMultiplier > 0) || math.IsInf(c.ClipNorm, 0) || math.IsInf(c.NoiseMultiplier, 0) {
 		return ULRLayerNoise{}, fmt.Errorf("optim: DP-ULR needs copies ≥ 1, clip_norm > 0 and noise_multiplier > 0 (got K = %d, C = %v, σ0 = %v)", c.Copies, c.ClipNorm, c.NoiseMultiplier)
@@ -162,8 +161,8 @@ func ControlULRLayer(inputs *mat.Dense, loss0 []float64, c ULRControl) (ULRLayer
 	return n, nil
 }
 
-// TopUp returns the eigen-direction remediation noise for a layer's out×d batch sum (seed-002
-// §2.6): E = Ξ (U diag(√e) Uᵀ + s (I − U Uᵀ)) with Ξ iid N(0, 1), s = σ0·C on the span M_l
+// TopUp returns the eigen-direction remediation noise for a layer's out×d batch sum (Feng et al.,
+// Section 3.2): E = Ξ (U diag(√e) Uᵀ + s (I − U Uᵀ)) with Ξ iid N(0, 1), s = σ0·C on the span M_l
 // does not reach. Each row's covariance is U diag(e) Uᵀ + s² (I − U Uᵀ), so with the estimator's
 // U diag(λ/(Kσ²)) Uᵀ every direction reaches σ0²C².
 func (n ULRLayerNoise) TopUp(out int, rng *rand.Rand) *mat.Dense {

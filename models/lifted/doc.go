@@ -1,6 +1,6 @@
-// Package lifted is the lifted ReLU network of DP-MBCD (Chen & Liu, seed-000; the reading
-// shared/research/seed-000-dpmbcd.md wins over the paper where they disagree): the penalty
-// form of Eq. (4) with γ = 1,
+// Package lifted is the lifted ReLU network of DP-MBCD (Chen & Liu, "Hidden State Differential Private Mini-Batch Block Coordinate Descent",
+// Appendix B.2.2, with the paper's typos corrected where noted): the penalty form of Eq. (4)
+// with γ = 1,
 //
 //	F(W, x, u) = ½‖W_D x_D − y‖² + ½ Σ_{d=0}^{D−1} ( ‖x_{d+1} − relu(u_d)‖² + ‖u_d − W_d x_d‖² ),
 //
@@ -8,7 +8,8 @@
 // x_d (post-activations, d ≥ 1) are hidden and kept per training example. F is convex in each
 // block with the others fixed (multi-convex), so every hidden block is minimised exactly:
 //
-//   - the x-update (Eq. 11 as the reading corrects it, §2.5 and §6 item 10): x_0 is the input
+//   - the x-update (Eq. 11, with the loose last-layer "Prox_{1/γ,R}" made the MSE ridge
+//     solution): x_0 is the input
 //     and is never updated; for d = 1..D, x_d = (W_dᵀW_d + I)⁻¹(W_dᵀ t_d + relu(u_{d−1})) with
 //     t_d = u_d below the top and t_D = y (the MSE head in closed form), by Cholesky of the
 //     n_d×n_d SPD matrix;

@@ -23,7 +23,7 @@ type Config struct {
 	// DatasetSize is n: the auxiliaries are kept for dataset indices 0..n−1.
 	DatasetSize int
 	// Recompute re-derives the auxiliaries by a forward pass at every visit instead of
-	// keeping them across epochs (reading §6 item 8, the memory-light option).
+	// keeping them across epochs (the paper keeps them but never says how they start; recomputing is the memory-light option).
 	Recompute bool
 }
 
@@ -240,7 +240,7 @@ func oneHot(y []int32, n, classes int) (*mat.Dense, error) {
 	return t, nil
 }
 
-// XUpdate is the x-update of Eq. (11) as corrected (reading §2.5, §6 item 10) for one layer:
+// XUpdate is the x-update of Chen & Liu's Eq. (11) (the last layer as the MSE ridge solution) for one layer:
 // the rows of the result minimise ½‖x − r‖² + ½‖x W − t‖² (row form of
 // ½‖x − relu(u_{d−1})‖² + ½‖t − W_d x‖²), i.e. x = (r + t Wᵀ)(I + W Wᵀ)⁻¹, with r = relu(u_{d−1})
 // and t = u_d (or y for the MSE top layer). W is n_d×n_{d+1}; the n_d×n_d SPD system is solved
@@ -478,8 +478,8 @@ func (m *MLP) Restore(aux []float32, seen []bool) error {
 }
 
 // ProximalSolve replaces w (In×Out, row-major) by (I + c·XᵀX)⁻¹ w, X the n×In block inputs:
-// the data-dependent map of the implicit W-update (Eq. 17 with the sign corrected, reading
-// §2.5), by Cholesky of the In×In SPD matrix.
+// the data-dependent map of the implicit W-update (Chen & Liu's Eq. 17 with its sign
+// typos corrected), by Cholesky of the In×In SPD matrix.
 func ProximalSolve(w, in []float32, n, nIn, nOut int, c float64) error {
 	if len(w) != nIn*nOut || len(in) < n*nIn || !(c >= 0) {
 		return fmt.Errorf("lifted: proximal solve of a %d×%d block from %d values with %d examples (c = %v)", nIn, nOut, len(w), n, c)

@@ -1,6 +1,7 @@
 // Package nmf is DP-MBCD's first case study, mini-batch non-negative matrix factorisation
-// (Chen & Liu, seed-000 Eq. 2 and Algorithm 3, as the reading shared/research/seed-000-dpmbcd.md
-// §2.4 and §6 item 7 fix it):
+// (Chen & Liu, "Hidden State Differential Private Mini-Batch Block Coordinate Descent",
+// Eq. 2 and Algorithm 3 of Appendix B.2.1, with the nonnegativity projection the algorithm omits
+// and Y updated per mini-batch as in Section 3.2):
 //
 //	min_{X ≥ 0, Y ≥ 0} ½‖X Y − M‖_F²,   M ∈ R^{n×c} (one row per example), X ∈ R^{n×r}, Y ∈ R^{r×c}.
 //
@@ -13,12 +14,13 @@
 //     η_X = min(η, κ/‖YYᵀ‖_F) (‖YYᵀ‖_F ≥ ‖YYᵀ‖_2, the row sub-problem's Hessian) and Π the
 //     projection onto {x ≥ 0, ‖x‖ ≤ ρ} (max(·, 0), then scale into the ball: exact for the
 //     intersection of the orthant with a centred ball);
-//  2. released Y (Eq. 6 with per-example clipping, reading §6 items 2, 3, 13):
+//  2. released Y (Eq. 6 with per-example clipping, so that S_g bounds the sensitivity):
 //     Y ← max(0, Y − (η_eff/b)·(Σ_{i∈B} clip_C(x_iᵀ(x_i Y − m_i)) + N(0, σ²C²·I))),
 //     each example's gradient clipped with the shared kernels (lifted.BlockGradient, i.e.
 //     models.SquaredNorms, models.ScaledSum, models.ClipFactor).
 //
-// The step size: the reading (§6 item 3) fixes the paper's Hessian clipping as
+// The step size: the paper's Hessian clipping is taken in the form of its proof of Lemma 4.1
+// (Appendix C.1),
 // η_eff = min(η, κ/‖H‖) with H = X_BᵀX_B/b the Y sub-problem's Hessian. Taken from the batch,
 // ‖H‖ is a function of the private rows, and the released Y's noise scale η_eff·σC/b would
 // reveal it, which no accountant here covers. So ‖H‖ is replaced by its public bound: every
@@ -34,7 +36,7 @@
 //
 // Hidden rows are carried across visits by default, so a Y step depends on earlier (hidden)
 // iterates through them: the paper's modelling (its mbcd bound treats the other blocks as
-// fixed, reading §3.12 item 3). Recompute restarts them from their public initial values at
+// fixed, although the hidden state persists across steps). Recompute restarts them from their public initial values at
 // every visit, which is what mbcd-certified requires.
 //
 // Joint selects the DP-SGD baseline on the same objective: one gradient step of X_B and of Y

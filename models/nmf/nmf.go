@@ -19,8 +19,8 @@ import (
 type Config struct {
 	// Rank is r, the inner dimension of X Y.
 	Rank int
-	// Eta is η; Kappa is κ of the Hessian-normalised step η_eff = min(η, κ/β) (reading §6
-	// item 3, the proof's C.1 form).
+	// Eta is η; Kappa is κ of the Hessian-normalised step η_eff = min(η, κ/β) (the form of
+	// Chen & Liu's proof of Lemma 4.1, Appendix C.1).
 	Eta, Kappa float64
 	// RowNorm is ρ: every hidden row of X is kept in {x ≥ 0, ‖x‖ ≤ ρ}, so the Y sub-problem
 	// is β = ρ²-smooth with a public β.
