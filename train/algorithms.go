@@ -78,17 +78,17 @@ func sgdAlgorithm() Algorithm {
 	}
 }
 
-// SGLDSection is optimizer.dp_sgld: DP-SGLD's constants (seed-001).
+// SGLDSection is optimizer.dp_sgld: DP-SGLD's constants (Ryffel, Bach & Pointcheval, "Differential Privacy Guarantees for Stochastic Gradient Langevin Dynamics").
 type SGLDSection struct {
 	// Regularization is λ in (λ/2)‖θ‖², bias included; it is also the strong convexity.
 	Regularization float64 `yaml:"regularization"`
-	// Radius of the l2 ball iterates are projected onto; 0 uses sqrt(2 log C / λ) (seed-001 §4.5).
+	// Radius of the l2 ball iterates are projected onto; 0 uses sqrt(2 log C / λ) (a public bound on the minimiser: the regularised loss at 0 is log C).
 	Radius float64 `yaml:"radius"`
 	// Decreasing selects η_k = 1/(2β + λk/2) instead of the constant learning rate.
 	Decreasing bool `yaml:"decreasing"`
 }
 
-// dpsgldAlgorithm is DP-SGLD (seed-001; optim.DPSGLD): softmax regression, Langevin noise,
+// dpsgldAlgorithm is DP-SGLD (Ryffel, Bach & Pointcheval, Algorithm 1; optim.DPSGLD): softmax regression, Langevin noise,
 // projection, last iterate only.
 func dpsgldAlgorithm() Algorithm {
 	constants := func(c *Config, s *SGLDSection, classes int, bias bool) (optim.LangevinConstants, error) {
@@ -104,7 +104,7 @@ func dpsgldAlgorithm() Algorithm {
 	}
 	return Algorithm{
 		Name: AlgorithmDPSGLD, Private: true,
-		// seed-001 Algorithm 1 draws fixed-size batches without replacement.
+		// Ryffel, Bach & Pointcheval's Algorithm 1 draws fixed-size batches without replacement.
 		Sampling: []string{"without-replacement"}, SamplingReason: "its guarantee covers fixed-size batches drawn without replacement",
 		Accountants: []string{"sgld", "rdp"},
 		Section:     "dp_sgld", NewSection: func() any { return &SGLDSection{} },
@@ -118,7 +118,7 @@ func dpsgldAlgorithm() Algorithm {
 				errs = append(errs, err)
 			}
 			if c.Data.FeatureNorm <= 0 {
-				// seed-001 §4.5: L and β must not depend on the data.
+				// L and β must not depend on the data (the paper's Section 5.1 β does; ours are public bounds).
 				errs = append(errs, fmt.Errorf("dp-sgld: set data.feature_norm (a public bound R on ‖x‖) so that the loss's constants do not depend on the data"))
 			}
 			return errs
@@ -139,7 +139,7 @@ func dpsgldAlgorithm() Algorithm {
 			sched := e.Schedule
 			if !s.Decreasing {
 				if lr := e.Config.Optimizer.LearningRate; lr >= 1/c.Smoothness {
-					// seed-001 Lemma 3.3.
+					// Ryffel, Bach & Pointcheval, Lemma 3.3.
 					return Plan{}, fmt.Errorf("dp-sgld: optimizer.learning_rate %g must be below 1/β = %g (β = R²/2 + λ with R = data.feature_norm and λ = optimizer.dp_sgld.regularization): lower it, or set optimizer.dp_sgld.decreasing: true", lr, 1/c.Smoothness)
 				}
 			} else {
@@ -185,7 +185,7 @@ func dpsgldAlgorithm() Algorithm {
 	}
 }
 
-// ModelMixSection is optimizer.modelmix: ModelMix's mixing parameters (seed-003).
+// ModelMixSection is optimizer.modelmix: ModelMix's mixing parameters (Xiao, Wan & Devadas, "Differentially Private Deep Learning with ModelMix").
 type ModelMixSection struct {
 	// Gap is κ: the gap enforced between the last two iterates is τ = κ·η.
 	Gap float64 `yaml:"gap"`
@@ -193,11 +193,11 @@ type ModelMixSection struct {
 	LinfParts int `yaml:"linf_parts"`
 }
 
-// modelMixAlgorithm is DP-SGD with ModelMix (seed-003; optim.ModelMix).
+// modelMixAlgorithm is DP-SGD with ModelMix (Xiao, Wan & Devadas, Algorithm 1; optim.ModelMix).
 func modelMixAlgorithm() Algorithm {
 	return Algorithm{
 		Name: AlgorithmModelMix, Private: true, ClipNorm: true,
-		// seed-003 Theorem 4.1 assumes Poisson sampling.
+		// Xiao, Wan & Devadas's Theorem 4.1 assumes Poisson sampling.
 		Sampling: []string{"poisson"}, SamplingReason: "ModelMix's guarantee assumes it",
 		Accountants: []string{"modelmix", "rdp"},
 		Section:     "modelmix", NewSection: func() any { return &ModelMixSection{} },
@@ -205,7 +205,7 @@ func modelMixAlgorithm() Algorithm {
 			s := section.(*ModelMixSection)
 			var errs []error
 			if c.Optimizer.Update != "sgd" {
-				// seed-003 §4.11.
+				// Theorem 4.1 covers plain SGD only (its proof, Appendix C).
 				errs = append(errs, fmt.Errorf("modelmix: optimizer.update must be sgd: momentum or Adam state breaks ModelMix's guarantee"))
 			}
 			if err := positive("optimizer.modelmix.gap", s.Gap); err != nil {
@@ -240,7 +240,7 @@ func modelMixAlgorithm() Algorithm {
 // AlgorithmDPULR is DP-ULR's optimizer.algorithm name.
 const AlgorithmDPULR = "dp-ulr"
 
-// DPULRSection is optimizer.dp_ulr: DP-ULR's constants (seed-002).
+// DPULRSection is optimizer.dp_ulr: DP-ULR's constants (Feng et al., "Forward Learning with Differential Privacy").
 type DPULRSection struct {
 	// Mode is "paper" (Algorithm 1 with the eigen-direction top-up, labelled paper) or
 	// "certified" (the likelihood-ratio estimate clipped, plus explicit N(0, σ0²C²) noise).
@@ -259,12 +259,12 @@ type DPULRSection struct {
 	SigmaCap   float64 `yaml:"sigma_cap"`
 }
 
-// dpulrAlgorithm is DP-ULR (seed-002; optim.DPULR): forward-only likelihood-ratio gradients on
+// dpulrAlgorithm is DP-ULR (Feng et al., Algorithm 1; optim.DPULR): forward-only likelihood-ratio gradients on
 // Poisson batches with rejection, accounted by the Sampled-with-Rejection Gaussian bound.
 func dpulrAlgorithm() Algorithm {
 	return Algorithm{
 		Name: AlgorithmDPULR, Private: true, ClipNorm: true,
-		Sampling: []string{"poisson-with-rejection"}, SamplingReason: "seed-002 Theorem 3.6 covers Poisson batches resampled below min_batch_size",
+		Sampling: []string{"poisson-with-rejection"}, SamplingReason: "Feng et al.'s Theorem 3.6 covers Poisson batches resampled below min_batch_size",
 		Accountants:    []string{"ulr"},
 		PostProcessing: updateKeys,
 		Section:        "dp_ulr", NewSection: func() any { return &DPULRSection{Mode: "paper", Copies: 1, SigmaFloor: 0.01} },
@@ -326,7 +326,7 @@ func dpulrAlgorithm() Algorithm {
 }
 
 // MBCDSection is optimizer.dp_mbcd (and optimizer.mbcd for the non-private baseline):
-// DP-MBCD's constants (seed-000 Algorithm 4; shared/research/seed-000-dpmbcd.md).
+// DP-MBCD's constants (Chen & Liu, "Hidden State Differential Private Mini-Batch Block Coordinate Descent", Algorithm 4).
 type MBCDSection struct {
 	// ActivationClip is ρ_d of Eq. (12) for each block input x_0..x_D, or one value for all;
 	// block d's loss is then ρ_d²-smooth (Lemma B.1). Default 1 (the paper's ρ_d² = 1).
@@ -336,7 +336,7 @@ type MBCDSection struct {
 	// NoiseControl is the shape of o(k, j) over epochs: constant, linear or piecewise, scaled by
 	// noise_multiplier (o = η·σ²C²·factor/(2b²)).
 	NoiseControl string `yaml:"noise_control"`
-	// LinearRate: linear control factor 1 + rate·(K−1−k) at epoch k of K (reading §6 item 14).
+	// LinearRate: linear control factor 1 + rate·(K−1−k) at epoch k of K (Chen & Liu's Appendix D.2 linear decrease).
 	LinearRate float64 `yaml:"linear_rate"`
 	// PiecewiseFrom and PiecewiseFactors: factor PiecewiseFactors[i] from epoch PiecewiseFrom[i].
 	PiecewiseFrom    []int     `yaml:"piecewise_from"`
@@ -357,7 +357,7 @@ const (
 	AlgorithmMBCD   = "mbcd"
 )
 
-// mbcdAlgorithm is DP-MBCD on a lifted ReLU MLP (seed-000 Algorithm 4; optim.DPMBCD), or with
+// mbcdAlgorithm is DP-MBCD on a lifted ReLU MLP (Chen & Liu, Algorithm 4; optim.DPMBCD), or with
 // private false its non-private baseline through the same code (σ = 0, no clipping).
 func mbcdAlgorithm(private bool) Algorithm {
 	name, section := AlgorithmDPMBCD, "dp_mbcd"
@@ -366,7 +366,7 @@ func mbcdAlgorithm(private bool) Algorithm {
 	}
 	a := Algorithm{
 		Name: name, Private: private, ClipNorm: private,
-		Sampling: []string{"shuffled-once"}, SamplingReason: "seed-000 Theorem 4.6 (one fixed partition visited cyclically)",
+		Sampling: []string{"shuffled-once"}, SamplingReason: "Chen & Liu's Theorem 4.6 (one fixed partition visited cyclically)",
 		Section: section, NewSection: func() any { return &MBCDSection{} },
 		Validate: func(c *Config, sec any) []error {
 			s := sec.(*MBCDSection)
@@ -459,7 +459,7 @@ func mbcdAlgorithm(private bool) Algorithm {
 		},
 	}
 	if private {
-		// mbcd (paper) sums the released blocks' ledgers (§3.8); mbcd-certified covers one
+		// mbcd (paper) sums the released blocks' ledgers (Chen & Liu, Section 4.2: "no inter-block privacy leakage"); mbcd-certified covers one
 		// released block and refuses the second, saying so in the report.
 		a.Accountants = []string{"mbcd", "mbcd-certified"}
 	}

@@ -116,8 +116,8 @@ func resumable(key string, cfg *Config, algs *Algorithms) Resumable {
 	}
 	// The algorithm's post-processing keys may change, with composition accountants only:
 	// the ledger holds what every step released, whatever the run's length. Other
-	// accountants read the step size or the planned steps (seed-001 Theorem 3.1, seed-003
-	// Theorem 4.1, seed-004's shifted divergences): there, every key is fixed.
+	// accountants read the step size or the planned steps (Ryffel, Bach & Pointcheval's Theorem 3.1,
+	// Xiao, Wan & Devadas's Theorem 4.1, Chien & Li's shifted divergences): there, every key is fixed.
 	alg, err := algs.Lookup(cfg.Optimizer.Algorithm)
 	if err != nil {
 		return Fixed

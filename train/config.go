@@ -110,9 +110,9 @@ type OptimizerConfig struct {
 	// poisson-with-rejection.
 	Sampling string `yaml:"sampling"`
 	// MinBatchSize is the rejection threshold N_B of poisson-with-rejection: a Poisson batch
-	// smaller than it is redrawn (seed-002, Definition 3.4). 0 (unset) picks the largest N_B
+	// smaller than it is redrawn (Feng et al., "Forward Learning with Differential Privacy", Definition 3.4). 0 (unset) picks the largest N_B
 	// whose rejection term, added to every Rényi order of every step, is ≤ 1e-10
-	// (ulr.DefaultMinBatchSize; seed-002 §3.6), and logs it.
+	// (ulr.DefaultMinBatchSize, from the rejection term of Feng et al.'s Eq. 9), and logs it.
 	MinBatchSize int `yaml:"min_batch_size"`
 	// ClipNorm is the per-sample l2 clipping threshold C.
 	ClipNorm float64 `yaml:"clip_norm"`

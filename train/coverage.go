@@ -20,8 +20,8 @@ type coverage struct {
 	reasons map[string]string
 }
 
-// probeAccountants builds every named accountant for run and feeds it steps (DESIGN.md, the
-// privacy contract: an accountant that cannot account for a run says so with an error).
+// probeAccountants builds every named accountant for run and feeds it steps (the
+// privacy contract of package accounting: an accountant that cannot account for a run says so with an error).
 // It stops before the next accountant once ctx is done, with an error wrapping ctx.Err().
 func probeAccountants(ctx context.Context, names []string, run accounting.Run, steps []accounting.Step, delta float64) (coverage, error) {
 	c := coverage{names: names, labels: map[string]accounting.Label{}, reasons: map[string]string{}}
@@ -175,7 +175,7 @@ func targetBound(p PrivacyConfig, eps []ModeEpsilon, beside *ModeEpsilon) string
 
 // certifiedBeside returns the certified ε of the run from the first of stopPreference (rdp,
 // pld) that covers it, computed from the run's whole ledger, when none of the configured
-// accountants in eps gives one (DESIGN: the certified ε of the same run beside any paper or
+// accountants in eps gives one (the privacy contract: the certified ε of the same run beside any paper or
 // approximate one); nil when one does, or when neither covers the run.
 func (t *Trainer) certifiedBeside(eps []ModeEpsilon) *ModeEpsilon {
 	for _, e := range eps {

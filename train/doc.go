@@ -5,7 +5,7 @@
 // # Algorithms
 //
 // An algorithm (optimizer.algorithm) is one Algorithm value in a registry (Algorithms);
-// Builtin returns the shipped ones (algorithms.go: dp-sgd, sgd, dp-sgld, modelmix, dp-mbcd, mbcd). Nothing
+// Builtin returns the shipped ones (algorithms.go: dp-sgd, sgd, dp-sgld, modelmix, dp-ulr, dp-mbcd, mbcd). Nothing
 // else in train or cmd names an algorithm. To add one:
 //
 //  1. Write its step in one file of optim: a type implementing optim.Optimizer, optim.Declarer

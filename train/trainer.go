@@ -223,13 +223,13 @@ func New(ctx context.Context, cfg *Config, opts Options) (_ *Trainer, err error)
 	}
 	minBatch := o.MinBatchSize
 	if o.Sampling == "poisson-with-rejection" && minBatch == 0 {
-		// Unset: the largest N_B whose rejection term is negligible (seed-002 §3.6).
+		// Unset: the largest N_B whose rejection term is negligible (Feng et al., Eq. 9's first term).
 		q := float64(o.BatchSize) / float64(n)
 		nb, r, err := ulr.DefaultMinBatchSize(q, n-1, ulr.DefaultRejectionBound)
 		if err != nil {
 			return nil, fmt.Errorf("optimizer.min_batch_size is unset and has no default: %w", err)
 		}
-		t.log.Infof("optimizer.min_batch_size unset: N_B = %d, the largest threshold whose rejection term (%.3g per step) is ≤ %g (seed-002 §3.6; expected batch %.1f)",
+		t.log.Infof("optimizer.min_batch_size unset: N_B = %d, the largest threshold whose rejection term (%.3g per step) is ≤ %g (Feng et al., Eq. 9; expected batch %.1f)",
 			nb, r, ulr.DefaultRejectionBound, q*float64(n-1))
 		minBatch = nb
 	}

@@ -15,7 +15,8 @@ import (
 
 func init() { benchSubcommands = append(benchSubcommands, newBenchMBCDCmd) }
 
-// newBenchMBCDCmd times a DP-MBCD step (seed-000 Algorithm 4 with Eq. 14) and a DP-SGD step on
+// newBenchMBCDCmd times a DP-MBCD step (Chen & Liu, "Hidden State Differential Private Mini-Batch Block Coordinate Descent",
+// Algorithm 4 with Eq. 14) and a DP-SGD step on
 // the same bias-free ReLU MLP and the same synthetic batch, alternating them.
 func newBenchMBCDCmd(a *app) *cobra.Command {
 	var hidden []int

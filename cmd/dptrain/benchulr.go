@@ -15,7 +15,7 @@ import (
 
 func init() { benchSubcommands = append(benchSubcommands, newBenchULRCmd) }
 
-// newBenchULRCmd times DP-ULR steps (seed-002 Algorithm 1, paper and certified mode, K copies)
+// newBenchULRCmd times DP-ULR steps (Feng et al., "Forward Learning with Differential Privacy", Algorithm 1, paper and certified mode, K copies)
 // and a DP-SGD step on the same GELU MLP and the same synthetic batch, round-robin.
 func newBenchULRCmd(a *app) *cobra.Command {
 	var hidden, copies []int

@@ -22,7 +22,8 @@ import (
 
 func init() { subcommands = append(subcommands, newNMFCmd) }
 
-// nmfFlags are the settings of dptrain nmf (seed-000 §4.1, Table 2).
+// nmfFlags are the settings of dptrain nmf (Chen & Liu, "Hidden State Differential Private Mini-Batch Block Coordinate Descent", Appendix D.1.1,
+// Table 2).
 type nmfFlags struct {
 	batches              []int
 	methods              []string
@@ -49,14 +50,15 @@ func newNMFCmd(a *app) *cobra.Command {
 	f := &nmfFlags{}
 	cmd := &cobra.Command{
 		Use:   "nmf",
-		Short: "Mini-batch NMF by DP-MBCD against DP-SGD and the non-private baselines (seed-000 Table 2)",
+		Short: "Mini-batch NMF by DP-MBCD against DP-SGD and the non-private baselines (Chen & Liu, Table 2)",
 		Long: `Factorise the synthetic low-rank matrix M (rows × cols of rank r, one row per example) as
-X Y with X, Y ≥ 0: X's rows are hidden, Y is released (seed-000 Algorithm 3 as the reading fixes
-it; see package models/nmf). Batches are a shuffle-once partition visited cyclically; every Y
+X Y with X, Y ≥ 0: X's rows are hidden, Y is released (Chen & Liu, "Hidden State Differential
+Private Mini-Batch Block Coordinate Descent", Algorithm 3, with the nonnegativity projection
+it omits; see package models/nmf). Batches are a shuffle-once partition visited cyclically; every Y
 step's record is fed to the mbcd (paper) and mbcd-certified accountants.
 
 Noise: dp-mbcd's σ is bisected so that the paper's hidden-state RDP (mbcd) at order --alpha
-equals --rdp (Table 2 reports "ε = 0.42", which the reading §6 item 22 reads as RDP at α = 2);
+equals --rdp (Table 2 reports "ε = 0.42" with no δ, read here as RDP at α = 2);
 dp-mbcd-certified's so that mbcd-certified's does, with the hidden rows restarted from their
 public initial values at every visit (the certified bound needs a Y step that depends only on
 Y and the batch; with rows carried across visits, as dp-mbcd and dp-sgd do, it is not printed).
