@@ -1,5 +1,5 @@
 #!/bin/sh
-# DP-ULR's Table 1 grid (seed-002 §4.2) on one dataset: B ∈ {64, 200, 500} × σ0 ∈ {1, 4, 8}, DP-ULR
+# DP-ULR's Table 1 grid (Feng et al., "Forward Learning with Differential Privacy", Section 4.2) on one dataset: B ∈ {64, 200, 500} × σ0 ∈ {1, 4, 8}, DP-ULR
 # in paper and certified mode and DP-SGD at σ = σ0 on the same MLP, one JSON summary per run in
 # $OUT/<run>/summary.json. Usage (from the repository root, after make build):
 #
