@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/accounting/compare"
 	"github.com/dptrain/dptrain/accounting/modes"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/train"
@@ -191,36 +192,12 @@ func (o *compareOptions) record() accounting.Step {
 	}
 }
 
-// compareRow is one mode's outcome, the JSON shape of --json.
-type compareRow struct {
-	Mode       string             `json:"mode"`
-	Label      accounting.Label   `json:"label,omitempty"`
-	Applicable bool               `json:"applicable"`
-	Reason     string             `json:"reason,omitempty"`
-	Epsilon    float64            `json:"epsilon,omitempty"`
-	Delta      float64            `json:"delta"`
-	Order      float64            `json:"order,omitempty"`
-	Constants  map[string]float64 `json:"constants,omitempty"`
-	At         []comparePoint     `json:"at,omitempty"`
-	// Source names the mode a "best" row was taken from.
-	Source string `json:"source,omitempty"`
-
-	curve []comparePoint
-}
-
-// comparePoint is ε after a number of steps.
-type comparePoint struct {
-	Steps   int     `json:"steps"`
-	Epsilon float64 `json:"epsilon"`
-}
-
-// compareReport is the --json object.
-type compareReport struct {
-	Steps int          `json:"steps"`
-	Delta float64      `json:"delta"`
-	Modes []compareRow `json:"modes"`
-	Best  *compareRow  `json:"best"`
-}
+// compareRow, comparePoint and compareReport are the JSON shapes of --json.
+type (
+	compareRow    = compare.Row
+	comparePoint  = compare.Point
+	compareReport = compare.Report
+)
 
 func (o *compareOptions) run() accounting.Run {
 	return accounting.Run{
@@ -242,129 +219,35 @@ func (o *compareOptions) run() accounting.Run {
 
 // step returns the record of one step; BatchIndex is set per chunk.
 func (o *compareOptions) step() (accounting.Step, error) {
-	s := accounting.Sampling(o.sampling)
-	q := o.sampleRate
-	if q == 0 {
-		switch {
-		case s == accounting.FullBatch:
-			q = 1
-		case o.batchSize > 0 && o.datasetSize > 0:
-			q = float64(o.batchSize) / float64(o.datasetSize)
-		default:
-			return accounting.Step{}, errors.New("give --sample-rate, or --batch-size and --dataset-size")
-		}
-	}
-	b := o.batchSize
-	if b == 0 && o.datasetSize > 0 {
-		b = int(math.Round(q * float64(o.datasetSize)))
-	}
-	if s == accounting.FullBatch && b == 0 {
-		b = o.datasetSize
-	}
-	c := o.clipNorm
-	if c == 0 {
-		c = o.lipschitz
-	}
-	if c == 0 {
-		c = 1
-	}
-	return accounting.Step{
+	s, err := compare.Mechanism{
 		Mechanism:       accounting.Mechanism(o.mechanism),
-		Sampling:        s,
+		Sampling:        accounting.Sampling(o.sampling),
 		Neighbouring:    accounting.Neighbouring(o.neighbouring),
+		SampleRate:      o.sampleRate,
 		NoiseMultiplier: o.noiseMultiplier,
-		SampleRate:      q,
-		Sensitivity:     c,
-		NoiseStd:        o.noiseMultiplier * c,
+		ClipNorm:        o.clipNorm,
+		Lipschitz:       o.lipschitz,
 		StepSize:        o.stepSize,
-		BatchSize:       b,
+		BatchSize:       o.batchSize,
 		DatasetSize:     o.datasetSize,
 		MinBatchSize:    o.minBatchSize,
 		MixWidth:        o.mixWidth,
 		LinfParts:       o.linfParts,
 		Block:           o.block,
-	}, nil
+	}.Step()
+	if errors.Is(err, compare.ErrNoSampleRate) {
+		return s, errors.New("give --sample-rate, or --batch-size and --dataset-size")
+	}
+	return s, err
 }
 
 // checkpoints returns the sorted distinct steps at which ε is evaluated.
 func (o *compareOptions) checkpoints() []int {
-	set := map[int]bool{o.steps: true}
-	for _, t := range o.at {
-		if t > 0 && t <= o.steps {
-			set[t] = true
-		}
-	}
+	points := 0
 	if o.plotFile != "" {
-		for i := 1; i <= o.plotPoints; i++ {
-			set[int(math.Ceil(float64(i)*float64(o.steps)/float64(o.plotPoints)))] = true
-		}
+		points = o.plotPoints
 	}
-	var ts []int
-	for t := range set {
-		if t > 0 {
-			ts = append(ts, t)
-		}
-	}
-	sort.Ints(ts)
-	return ts
-}
-
-// blockSchedule is a DP-MBCD schedule: blocks updated in turn, epochs steps of n/b each.
-type blockSchedule struct{ blocks, epochs int }
-
-// evaluate composes the run in one mode, evaluating ε at every checkpoint.
-func evaluate(name string, run accounting.Run, base accounting.Step, sched blockSchedule, ts []int, delta float64) compareRow {
-	row := compareRow{Mode: name, Delta: delta}
-	acc, err := compareModes.build(name, run)
-	if err != nil {
-		row.Reason = inFlags(err.Error())
-		return row
-	}
-	perEpoch := 0
-	if base.BatchSize > 0 && base.DatasetSize >= base.BatchSize {
-		perEpoch = base.DatasetSize / base.BatchSize
-	}
-	done := 0
-	var last accounting.Guarantee
-	for _, t := range ts {
-		for done < t {
-			s := base
-			s.Count = t - done
-			if perEpoch > 0 {
-				s.BatchIndex = done % perEpoch
-			}
-			if sched.blocks > 1 && perEpoch > 0 {
-				run := sched.epochs * perEpoch // steps per block visit
-				s.Count = min(s.Count, run-done%run)
-				s.Block = (base.Block + done/run) % sched.blocks
-			}
-			if err := acc.Compose(s); err != nil {
-				row.Reason = fmt.Sprintf("step %d: %s", done+1, inFlags(err.Error()))
-				return row
-			}
-			done += s.Count
-		}
-		g, err := acc.Epsilon(delta)
-		if err != nil {
-			row.Reason = fmt.Sprintf("after %d steps: %s", t, inFlags(err.Error()))
-			return row
-		}
-		if math.IsNaN(g.Epsilon) || math.IsInf(g.Epsilon, 0) {
-			row.Reason = fmt.Sprintf("after %d steps: ε = %v", t, g.Epsilon)
-			return row
-		}
-		row.curve = append(row.curve, comparePoint{t, g.Epsilon})
-		last = g
-	}
-	row.Applicable = true
-	row.Label, row.Epsilon, row.Order = last.Label, last.Epsilon, last.Order
-	if last.Label == "" {
-		row.Label = acc.Label()
-	}
-	if c, ok := acc.(interface{ Constants() map[string]float64 }); ok {
-		row.Constants = c.Constants()
-	}
-	return row
+	return compare.Checkpoints(o.steps, o.at, points)
 }
 
 func runCompare(w io.Writer, o *compareOptions) error {
@@ -387,18 +270,16 @@ func runCompare(w io.Writer, o *compareOptions) error {
 	if err != nil {
 		return err
 	}
-	ts := o.checkpoints()
-	report := compareReport{Steps: o.steps, Delta: o.delta}
-	for _, name := range compareModes.names() {
-		row := evaluate(name, o.run(), base, blockSchedule{o.blocks, o.blockEpochs}, ts, o.delta)
-		for _, p := range row.curve {
-			if p.Steps == o.steps || contains(o.at, p.Steps) {
-				row.At = append(row.At, p)
-			}
-		}
-		report.Modes = append(report.Modes, row)
+	report, err := compare.Evaluate(compare.Spec{
+		Run: o.run(), Step: base, Steps: o.steps, At: o.at, Delta: o.delta,
+		Schedule:    compare.Schedule{Blocks: o.blocks, Epochs: o.blockEpochs},
+		Checkpoints: o.checkpoints(),
+		Modes:       compareModes.names(), Build: compareModes.build,
+		Explain: inFlags,
+	})
+	if err != nil {
+		return err
 	}
-	report.Best = bestOf(report.Modes)
 	if o.plotFile != "" {
 		if err := plotCompare(o.plotFile, o.plotTitle, report); err != nil {
 			return err
@@ -410,43 +291,6 @@ func runCompare(w io.Writer, o *compareOptions) error {
 		return enc.Encode(report)
 	}
 	return printCompare(w, o, report)
-}
-
-// bestOf returns the "best" row: at every evaluated step the smallest ε over the applicable
-// certified modes (each is a valid guarantee, so their minimum is one), with the final step's
-// order and constants taken from the mode that attains it, named in Source; nil when no
-// certified mode applies.
-func bestOf(rows []compareRow) *compareRow {
-	var best *compareRow
-	for _, row := range rows {
-		if !row.Applicable || row.Label != accounting.Certified {
-			continue
-		}
-		if best == nil {
-			b := row
-			b.Mode, b.Source = "best", row.Mode
-			b.curve = append([]comparePoint(nil), row.curve...)
-			b.At = append([]comparePoint(nil), row.At...)
-			best = &b
-			continue
-		}
-		for i := range best.curve {
-			if i < len(row.curve) && row.curve[i].Epsilon < best.curve[i].Epsilon {
-				best.curve[i] = row.curve[i]
-			}
-		}
-		for i := range best.At {
-			if i < len(row.At) && row.At[i].Epsilon < best.At[i].Epsilon {
-				best.At[i] = row.At[i]
-			}
-		}
-		if row.Epsilon < best.Epsilon {
-			src := *best
-			*best = row
-			best.Mode, best.Source, best.curve, best.At = "best", row.Mode, src.curve, src.At
-		}
-	}
-	return best
 }
 
 func contains(xs []int, x int) bool {
@@ -486,7 +330,7 @@ func printCompare(w io.Writer, o *compareOptions, r compareReport) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s", name, row.Label)
 		for _, t := range at {
-			fmt.Fprintf(tw, "\t%s", epsAt(row.curve, t))
+			fmt.Fprintf(tw, "\t%s", epsAt(row.Curve, t))
 		}
 		fmt.Fprintf(tw, "\t%.6g\t%s\n", row.Epsilon, orderString(row.Order))
 	}

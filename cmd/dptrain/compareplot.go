@@ -73,12 +73,12 @@ func groupCurves(r compareReport) []plotSeries {
 		out = append(out, plotSeries{names: []string{name}, style: style, xy: xy})
 	}
 	for i, row := range r.Modes {
-		if row.Applicable && len(row.curve) > 0 {
-			add(fmt.Sprintf("%s (%s)", row.Mode, row.Label), i, row.curve)
+		if row.Applicable && len(row.Curve) > 0 {
+			add(fmt.Sprintf("%s (%s)", row.Mode, row.Label), i, row.Curve)
 		}
 	}
-	if b := r.Best; b != nil && len(b.curve) > 0 {
-		add("best certified (pointwise minimum)", -1, b.curve)
+	if b := r.Best; b != nil && len(b.Curve) > 0 {
+		add("best certified (pointwise minimum)", -1, b.Curve)
 	}
 	low := math.Inf(1)
 	for _, s := range out {

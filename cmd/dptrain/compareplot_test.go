@@ -15,15 +15,15 @@ import (
 // listed as off scale.
 func TestGroupCurves(t *testing.T) {
 	curve := func(scale float64) []comparePoint {
-		return []comparePoint{{100, 0.5 * scale}, {200, 0.8 * scale}, {300, scale}}
+		return []comparePoint{{Steps: 100, Epsilon: 0.5 * scale}, {Steps: 200, Epsilon: 0.8 * scale}, {Steps: 300, Epsilon: scale}}
 	}
 	r := compareReport{Modes: []compareRow{
-		{Mode: "rdp", Label: accounting.Certified, Applicable: true, curve: curve(3)},
-		{Mode: "pld", Label: accounting.Certified, Applicable: true, curve: curve(2)},
-		{Mode: "mbcd", Label: accounting.Paper, Applicable: true, curve: curve(5000)},
-		{Mode: "mbcd-certified", Label: accounting.Certified, Applicable: true, curve: curve(5000)},
+		{Mode: "rdp", Label: accounting.Certified, Applicable: true, Curve: curve(3)},
+		{Mode: "pld", Label: accounting.Certified, Applicable: true, Curve: curve(2)},
+		{Mode: "mbcd", Label: accounting.Paper, Applicable: true, Curve: curve(5000)},
+		{Mode: "mbcd-certified", Label: accounting.Certified, Applicable: true, Curve: curve(5000)},
 		{Mode: "gdp", Applicable: false},
-	}, Best: &compareRow{Mode: "best", curve: curve(2)}}
+	}, Best: &compareRow{Mode: "best", Curve: curve(2)}}
 	got := groupCurves(r)
 	var names []string
 	var off []bool
