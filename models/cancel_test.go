@@ -109,7 +109,7 @@ func TestGramNormsUnderCancellation(t *testing.T) {
 		if d.dr == nil {
 			t.Fatal("no direct executor for the cancelling CNN")
 		}
-		if l := &d.plan.layers[0]; l.geometry().useGram() != tc.gram {
+		if l := &d.plan.layers[0]; l.geometry().UseGram() != tc.gram {
 			t.Fatalf("%s: the conv layer's Gram path is %v", tc.name, !tc.gram)
 		}
 		worst, worstNb = cancelCase(t, tc.name, d, g, clip, worst, worstNb)

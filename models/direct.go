@@ -517,7 +517,7 @@ func (dr *direct) layerAG(i, lo, m int) (a, g []float32, l *pLayer) {
 // small enough to keep for a block: the block's clipped sum is then Σ c_i·(P_iᵀG_i) from the
 // kept products, and the layer needs no second GEMM.
 func keepSample(l *pLayer) bool {
-	return l.kind == kindConv && !l.geometry().useGram() && directBlock*l.d*l.k <= 1<<20
+	return l.kind == kindConv && !l.geometry().UseGram() && directBlock*l.d*l.k <= 1<<20
 }
 
 // clipBlock computes the block's per-sample gradient norms (into norms when set) and clip
@@ -548,7 +548,7 @@ func (dr *direct) clipBlock(start, lo, m int, clip float64, needNorms bool, norm
 				toF64(p64, a)
 				toF64(g64, g)
 				s.norm64 = growF64(s.norm64, 2*r*r+d*k)
-				gram := geo.useGram()
+				gram := geo.UseGram()
 				for e := range sq {
 					sq[e] += convSquaredNorm64(p64[e*r*d:(e+1)*r*d], g64[e*r*k:(e+1)*r*k], geo, gram, s.norm64)
 				}

@@ -16,7 +16,7 @@
 // to that output (gorgonia differentiates only with respect to inputs). The per-sample norms
 // and the clipped sum are then a few BLAS calls on A and G (gonum blas32, which the openblas
 // build tag routes to OpenBLAS): see ghost.go for the identities. Those calls are exported as
-// plain functions on (A, G, LayerGeometry), SquaredNorms and ScaledSum (kernels.go), so that
+// plain functions on (A, G, LayerGeometry), SquaredNorms and ScaledSum (package internal/kernels, also named here), so that
 // an optimizer that computes A and G itself clips per example with the same code. gorgonia never computes the
 // parameter gradients itself in this path, so a private step costs about one non-private
 // step plus the norms (the tape machine compiles only what the step reads, so the weight
@@ -48,9 +48,9 @@
 // and TestDirectClippingDecomposesAcrossBlocks across the direct executor's block boundaries. A
 // non-finite per-example norm or gradient is clipped to zero (its rows are zeroed, not scaled
 // by 0, since 0·NaN is NaN) and counted in the operator-only Stats.NonFinite; it is never an
-// error, so whether a step runs does not depend on the private data (finite.go). Conv norms on
+// error, so whether a step runs does not depend on the private data (ClipScale). Conv norms on
 // the Gram path are computed in float64 with a rigorous round-off allowance and never
-// under-estimate the gradient's norm, however its per-position terms cancel (kernels.go).
+// under-estimate the gradient's norm, however its per-position terms cancel (package internal/kernels, also named here).
 //
 // ReferenceGrad computes one sample's gradient with gorgonia's ordinary autodiff with respect
 // to the parameter nodes; tests check ClippedGradSum and PerSampleGradSum against it and

@@ -30,26 +30,6 @@ func (l *pLayer) geometry() LayerGeometry {
 	return LayerGeometry{Rows: l.rows(), In: l.d, Out: l.k, Bias: l.b >= 0}
 }
 
-// SumSquares is Σ s_i² in float64, in four interleaved partial sums (one running sum would
-// make every addition wait for the previous one). Optimizers' norms (optim.Norm2) use it too.
-func SumSquares(s []float32) float64 { return sumSq(s) }
-
-func sumSq(s []float32) float64 {
-	var v0, v1, v2, v3 float64
-	i := 0
-	for ; i+4 <= len(s); i += 4 {
-		x := s[i : i+4 : i+4]
-		v0 += float64(x[0]) * float64(x[0])
-		v1 += float64(x[1]) * float64(x[1])
-		v2 += float64(x[2]) * float64(x[2])
-		v3 += float64(x[3]) * float64(x[3])
-	}
-	for _, x := range s[i:] {
-		v0 += float64(x) * float64(x)
-	}
-	return (v0 + v1) + (v2 + v3)
-}
-
 func general(rows, cols int, data []float32) blas32.General {
 	return blas32.General{Rows: rows, Cols: cols, Stride: cols, Data: data[:rows*cols]}
 }
@@ -83,16 +63,6 @@ func sum(s []float32) float64 {
 		v += float64(x)
 	}
 	return v
-}
-
-// columnSums writes the column sums of the row-major matrix g with k columns into s.
-func columnSums(s, g []float32, k int) {
-	clear(s)
-	for r := 0; r < len(g); r += k {
-		for c, v := range g[r : r+k] {
-			s[c] += v
-		}
-	}
 }
 
 // ghostScaledSum adds Σ_{i<m} scale_i ∇ℓ_i into grad. It scales t's G buffers in place.

@@ -44,7 +44,7 @@ func TestKernelsClipPerExample(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, tc := range geos {
-		if got := tc.geo.Rows > 1 && tc.geo.useGram(); got != (tc.name == "conv gram") {
+		if got := tc.geo.Rows > 1 && tc.geo.UseGram(); got != (tc.name == "conv gram") {
 			t.Fatalf("%s: useGram %v: the table does not cover the branch it names", tc.name, got)
 		}
 		for _, scale := range []float64{1e-3, 1, 1e4} {

@@ -3,6 +3,8 @@ package models
 import (
 	"fmt"
 
+	"github.com/dptrain/dptrain/internal/kernels"
+
 	G "gorgonia.org/gorgonia"
 )
 
@@ -11,40 +13,38 @@ import (
 // conv layer's input, and per-example losses of a forward pass with given noise added to those
 // layers' pre-activation outputs. The model never draws noise: the caller supplies it.
 
-// LinearLayer is a dense or conv layer as a forward-only estimator sees it.
-type LinearLayer struct {
-	Name string
-	// Geometry is the shape of the layer's per-example blocks of input A and output Z.
-	Geometry LayerGeometry
-	// Weight is the offset in Params of the In×Out weight (row-major); Bias that of the Out
-	// biases, or −1.
-	Weight, Bias int
-	index        int
-}
+// LinearLayer is a dense or conv layer as a forward-only estimator sees it (kernels.LinearLayer).
+type LinearLayer = kernels.LinearLayer
 
 // LinearLayers lists the network's dense and conv layers in forward order.
 func (nw *Network) LinearLayers() []LinearLayer {
 	var out []LinearLayer
-	for j := range nw.plan.layers {
+	for _, j := range nw.linearIndices() {
 		l := &nw.plan.layers[j]
-		if l.kind == kindDense || l.kind == kindConv {
-			out = append(out, LinearLayer{Name: l.name, Geometry: l.geometry(), Weight: l.w, Bias: l.b, index: j})
+		out = append(out, LinearLayer{Name: l.name, Geometry: l.geometry(), Weight: l.w, Bias: l.b})
+	}
+	return out
+}
+
+// linearIndices are the positions in the plan of LinearLayers(), in the same order.
+func (nw *Network) linearIndices() []int {
+	var out []int
+	for j := range nw.plan.layers {
+		if k := nw.plan.layers[j].kind; k == kindDense || k == kindConv {
+			out = append(out, j)
 		}
 	}
 	return out
 }
 
-// Trace is one clean forward pass over a batch.
-type Trace struct {
-	// Loss is each example's softmax cross-entropy.
-	Loss []float64
-	// Inputs[i] is the input A of LinearLayers()[i] for the whole batch, (N·Rows)×In
-	// row-major (im2col patches for a conv layer).
-	Inputs [][]float32
+// Trace is one clean forward pass over a batch (kernels.Trace): each example's loss and every
+// linear layer's input. Its Resume is a *traceState.
+type Trace = kernels.Trace
 
-	// outputs[i] is the pre-activation output Z of LinearLayers()[i], (N·Rows)×Out, and
-	// saved[s] the tensor of the s-th save op, N×its shape: what PerturbedLossesFrom resumes
-	// from.
+// traceState is what PerturbedLossesFrom resumes from: outputs[i] is the pre-activation output
+// Z of LinearLayers()[i], (N·Rows)×Out, and saved[s] the tensor of the s-th save op, N×its
+// shape.
+type traceState struct {
 	outputs, saved [][]float32
 }
 
@@ -61,10 +61,12 @@ func (nw *Network) Trace(b Batch) (Trace, error) {
 			return Trace{}, fmt.Errorf("models: %s has a %s layer: forward-only estimators cover dense and conv layers only; use a model without normalisation layers", nw.res.name, nw.plan.layers[j].name)
 		}
 	}
-	tr := Trace{Loss: make([]float64, b.N), Inputs: make([][]float32, len(lin)), outputs: make([][]float32, len(lin))}
+	idx := nw.linearIndices()
+	st := &traceState{outputs: make([][]float32, len(lin))}
+	tr := Trace{Loss: make([]float64, b.N), Inputs: make([][]float32, len(lin)), Resume: st}
 	for i, l := range lin {
 		tr.Inputs[i] = make([]float32, b.N*l.Geometry.Rows*l.Geometry.In)
-		tr.outputs[i] = make([]float32, b.N*l.Geometry.Rows*l.Geometry.Out)
+		st.outputs[i] = make([]float32, b.N*l.Geometry.Rows*l.Geometry.Out)
 	}
 	for start := 0; start < b.N; {
 		t, m, err := nw.forwardChunk(b, start, modeTrace, tr.Loss)
@@ -73,19 +75,19 @@ func (nw *Network) Trace(b Batch) (Trace, error) {
 		}
 		for i, l := range lin {
 			w := l.Geometry.Rows * l.Geometry.In
-			copy(tr.Inputs[i][start*w:(start+m)*w], t.a[l.index][:m*w])
+			copy(tr.Inputs[i][start*w:(start+m)*w], t.a[idx[i]][:m*w])
 			w = l.Geometry.Rows * l.Geometry.Out
-			copy(tr.outputs[i][start*w:(start+m)*w], t.z[l.index][:m*w])
+			copy(st.outputs[i][start*w:(start+m)*w], t.z[idx[i]][:m*w])
 		}
-		if tr.saved == nil {
-			tr.saved = make([][]float32, len(t.saved))
+		if st.saved == nil {
+			st.saved = make([][]float32, len(t.saved))
 			for s, v := range t.saved {
-				tr.saved[s] = make([]float32, b.N*(len(v)/t.n))
+				st.saved[s] = make([]float32, b.N*(len(v)/t.n))
 			}
 		}
 		for s, v := range t.saved {
 			w := len(v) / t.n
-			copy(tr.saved[s][start*w:(start+m)*w], v[:m*w])
+			copy(st.saved[s][start*w:(start+m)*w], v[:m*w])
 		}
 		start += m
 	}
@@ -108,7 +110,8 @@ func (nw *Network) PerturbedLossesFrom(b Batch, tr Trace, layer int, noise []flo
 	}
 	l := lin[layer]
 	w := l.Geometry.Rows * l.Geometry.Out
-	if len(tr.outputs) != len(lin) || len(tr.outputs[layer]) != b.N*w || len(tr.Loss) != b.N {
+	st, _ := tr.Resume.(*traceState)
+	if st == nil || len(st.outputs) != len(lin) || len(st.outputs[layer]) != b.N*w || len(tr.Loss) != b.N {
 		return fmt.Errorf("models: the trace is not of this %d-example batch on this network: call Trace(b) first", b.N)
 	}
 	if noise != nil && len(noise) != b.N*w {
@@ -119,11 +122,11 @@ func (nw *Network) PerturbedLossesFrom(b Batch, tr Trace, layer int, noise []flo
 	}
 	for start := 0; start < b.N; {
 		m := min(nw.res.chunk, b.N-start)
-		t, err := nw.tapeFrom(nw.bucket(m), modeResume, l.index)
+		t, err := nw.tapeFrom(nw.bucket(m), modeResume, nw.linearIndices()[layer])
 		if err != nil {
 			return err
 		}
-		copy(t.x, tr.outputs[layer][start*w:(start+m)*w])
+		copy(t.x, st.outputs[layer][start*w:(start+m)*w])
 		clear(t.x[m*w:])
 		if noise != nil {
 			for i, v := range noise[start*w : (start+m)*w] {
@@ -132,7 +135,7 @@ func (nw *Network) PerturbedLossesFrom(b Batch, tr Trace, layer int, noise []flo
 		}
 		for i, s := range t.live {
 			sw := len(t.saved[i]) / t.n
-			copy(t.saved[i], tr.saved[s][start*sw:(start+m)*sw])
+			copy(t.saved[i], st.saved[s][start*sw:(start+m)*sw])
 			clear(t.saved[i][m*sw:])
 		}
 		if err := nw.runLoaded(t, start, m); err != nil {
@@ -203,6 +206,7 @@ func (nw *Network) PerturbedLosses(b Batch, noise [][]float32, loss []float64) e
 		return fmt.Errorf("models: %d noise tensors for %d dense/conv layers, %d losses for %d examples", len(noise), len(lin), len(loss), b.N)
 	}
 	perturb := make([][]float32, len(nw.plan.layers))
+	idx := nw.linearIndices()
 	for i, l := range lin {
 		if noise[i] == nil {
 			continue
@@ -210,7 +214,7 @@ func (nw *Network) PerturbedLosses(b Batch, noise [][]float32, loss []float64) e
 		if want := b.N * l.Geometry.Rows * l.Geometry.Out; len(noise[i]) != want {
 			return fmt.Errorf("models: noise for layer %s has %d values, want N·rows·out = %d", l.Name, len(noise[i]), want)
 		}
-		perturb[l.index] = noise[i]
+		perturb[idx[i]] = noise[i]
 	}
 	for start := 0; start < b.N; {
 		t, err := nw.tape(nw.bucket(min(nw.res.chunk, b.N-start)), modeForward)

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/internal/kernels"
 )
 
-// Norm2 returns the Euclidean norm of g, accumulated in float64 (models.SumSquares).
-func Norm2(g []float32) float64 { return math.Sqrt(models.SumSquares(g)) }
+// Norm2 returns the Euclidean norm of g, accumulated in float64 (kernels.SumSquares, as models.SumSquares).
+func Norm2(g []float32) float64 { return math.Sqrt(kernels.SumSquares(g)) }
 
 // ErrNotFiniteVector is the error of ClipL2 and ClipL2Linf for a vector with a NaN or
 // infinite coordinate: it has no direction to keep, and setting it to zero would silently

@@ -6,7 +6,7 @@ import (
 	"math"
 
 	"github.com/dptrain/dptrain/accounting"
-	"github.com/dptrain/dptrain/models/lifted"
+	"github.com/dptrain/dptrain/internal/kernels"
 )
 
 // NoiseControl is the shape of DP-MBCD's noise-magnitude control o(k, j) (Chen & Liu, "Hidden State Differential Private Mini-Batch Block Coordinate Descent", Eq. 6) over
@@ -69,10 +69,30 @@ func (c NoiseControl) Factor(k int) float64 {
 	return 1
 }
 
+// LiftedNetwork is what DP-MBCD needs from a lifted MLP (*lifted.MLP of package models/lifted
+// satisfies it): D+1 released weight blocks and the hidden auxiliaries behind them.
+type LiftedNetwork interface {
+	// Blocks is the number D+1 of released weight blocks and Shape(d) block d's In×Out.
+	Blocks() int
+	Shape(d int) (in, out int)
+	// Smoothness is block d's smoothness bound β_d (+Inf where there is none).
+	Smoothness(d int) float64
+	// Update runs the hidden updates for batch b at the weights w (one In×Out row-major slice
+	// per block) and returns the blocks' sub-problems.
+	Update(w [][]float32, b Batch) (*LiftedProblems, error)
+	// State and Restore give and replace the kept auxiliaries (see lifted.MLP).
+	State() (aux []float32, seen []bool)
+	Restore(aux []float32, seen []bool) error
+}
+
+// LiftedProblems are a batch's released-block sub-problems after a lifted network's hidden
+// updates (kernels.LiftedProblems, which lifted.Problems also names).
+type LiftedProblems = kernels.LiftedProblems
+
 // DPMBCDConfig configures DP-MBCD on a lifted MLP (Chen & Liu, Algorithm 4).
 type DPMBCDConfig struct {
 	// Lifted holds the hidden auxiliaries; its blocks are the released weights.
-	Lifted *lifted.MLP
+	Lifted LiftedNetwork
 	// Offsets are the positions of the D+1 weight blocks in the parameter vector (each
 	// In×Out row-major, models.ParamInfo of a bias-free MLP).
 	Offsets []int
@@ -241,7 +261,7 @@ func (o *DPMBCD) Step(m GradientOracle, b Batch, info BatchInfo) (Result, error)
 			wd = o.zero
 		}
 		var clipped int
-		clipped, o.buf, err = lifted.BlockGradient(o.grad, wd, prob.In[d], prob.Target[d], prob.N, in, out, o.cfg.ClipNorm, o.buf)
+		clipped, o.buf, err = kernels.BlockGradient(o.grad, wd, prob.In[d], prob.Target[d], prob.N, in, out, o.cfg.ClipNorm, o.buf)
 		if err != nil {
 			return Result{}, fmt.Errorf("optim: DP-MBCD step %d block %d: %w", o.k, d, err)
 		}
@@ -254,7 +274,7 @@ func (o *DPMBCD) Step(m GradientOracle, b Batch, info BatchInfo) (Result, error)
 			w[d][i] = float32(float64(w[d][i]-g) * shrink)
 		}
 		if o.cfg.Implicit {
-			if err := lifted.ProximalSolve(w[d], prob.In[d], prob.N, in, out, lr/p.norm); err != nil {
+			if err := kernels.ProximalSolve(w[d], prob.In[d], prob.N, in, out, lr/p.norm); err != nil {
 				return Result{}, fmt.Errorf("optim: DP-MBCD step %d block %d: %w", o.k, d, err)
 			}
 		}

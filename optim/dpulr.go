@@ -8,19 +8,32 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dptrain/dptrain/accounting"
-	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/internal/kernels"
 )
+
+// LinearLayer is a dense or conv layer as DP-ULR sees it: its geometry and where its weight
+// and bias sit in Params (kernels.LinearLayer, which LinearLayer also names).
+type LinearLayer = kernels.LinearLayer
+
+// LayerGeometry is the shape of a layer's per-example blocks of input and output
+// (kernels.LayerGeometry, which models.LayerGeometry also names).
+type LayerGeometry = kernels.LayerGeometry
+
+// Trace is one clean forward pass over a batch as the model records it: per-example losses,
+// every linear layer's input, and the model's own state to resume a perturbed pass from
+// (kernels.Trace, which Trace also names).
+type Trace = kernels.Trace
 
 // ForwardOracle is what DP-ULR needs from a model: no gradients, only forward passes
 // (models.Network satisfies it).
 type ForwardOracle interface {
 	Params() []float32
-	LinearLayers() []models.LinearLayer
-	Trace(b Batch) (models.Trace, error)
+	LinearLayers() []LinearLayer
+	Trace(b Batch) (Trace, error)
 	PerturbedLosses(b Batch, noise [][]float32, loss []float64) error
 	// PerturbedLossesFrom is PerturbedLosses with noise on one layer only, resumed from that
 	// layer's clean output in tr = Trace(b) instead of recomputing the layers before it.
-	PerturbedLossesFrom(b Batch, tr models.Trace, layer int, noise []float32, loss []float64) error
+	PerturbedLossesFrom(b Batch, tr Trace, layer int, noise []float32, loss []float64) error
 }
 
 // DPULRConfig configures DP-ULR (Feng et al., "Forward Learning with Differential Privacy", Algorithm 1).
@@ -181,7 +194,7 @@ func (o *DPULR) Step(m GradientOracle, b Batch, info BatchInfo) (Result, error) 
 
 // ulrLayer is one layer's state within a step.
 type ulrLayer struct {
-	info  models.LinearLayer
+	info  LinearLayer
 	ctl   ULRLayerNoise
 	s     []float32 // S: (N·Rows)×Out, the likelihood-ratio output gradients
 	width int       // In (+1 with a bias): the augmented input ã
@@ -218,7 +231,7 @@ func (o *DPULR) privateSum(m ForwardOracle, b Batch) (Stats, error) {
 // estimates runs the clean pass, the privacy controller (Eq. 7) per layer and the noisy passes,
 // and returns the trace with every layer's per-example likelihood-ratio output gradients S:
 // example d's estimate for layer l is Ã_dᵀ S_d (dense: s_d ã_dᵀ; conv: S_d P̃_d).
-func (o *DPULR) estimates(m ForwardOracle, b Batch) (models.Trace, []ulrLayer, error) {
+func (o *DPULR) estimates(m ForwardOracle, b Batch) (Trace, []ulrLayer, error) {
 	tr, err := m.Trace(b)
 	if err != nil {
 		return tr, nil, err
@@ -274,7 +287,7 @@ func (o *DPULR) estimates(m ForwardOracle, b Batch) (models.Trace, []ulrLayer, e
 // all layers jointly (so that Theorem 3.6's T-step accounting holds), with the shared ghost-clipping kernels, and returns how
 // many examples were clipped. An example whose estimate has a non-finite norm contributes zero
 // and is counted in nonFinite (operator-only). The layers' S are scaled in place.
-func (o *DPULR) clippedSum(tr models.Trace, layers []ulrLayer, n int, nonFinite *int) (int, error) {
+func (o *DPULR) clippedSum(tr Trace, layers []ulrLayer, n int, nonFinite *int) (int, error) {
 	sq := make([]float64, n)
 	var (
 		buf     []float32
@@ -282,7 +295,7 @@ func (o *DPULR) clippedSum(tr models.Trace, layers []ulrLayer, n int, nonFinite 
 		clipped int
 	)
 	for i, l := range layers {
-		if buf, err = models.SquaredNorms(sq, tr.Inputs[i], l.s, l.info.Geometry, buf); err != nil {
+		if buf, err = kernels.SquaredNorms(sq, tr.Inputs[i], l.s, l.info.Geometry, buf); err != nil {
 			return 0, err
 		}
 	}
@@ -300,7 +313,7 @@ func (o *DPULR) clippedSum(tr models.Trace, layers []ulrLayer, n int, nonFinite 
 			continue
 		}
 		nrm := math.Sqrt(v)
-		scale[d] = models.ClipFactor(o.cfg.ClipNorm, nrm)
+		scale[d] = kernels.ClipFactor(o.cfg.ClipNorm, nrm)
 		if nrm > o.cfg.ClipNorm {
 			clipped++
 		}
@@ -311,7 +324,7 @@ func (o *DPULR) clippedSum(tr models.Trace, layers []ulrLayer, n int, nonFinite 
 			gb = o.grad[l.info.Bias : l.info.Bias+l.info.Geometry.Out]
 		}
 		g := l.info.Geometry
-		if buf, err = models.ScaledSum(o.grad[l.info.Weight:l.info.Weight+g.In*g.Out], gb, tr.Inputs[i], l.s, scale, g, buf); err != nil {
+		if buf, err = kernels.ScaledSum(o.grad[l.info.Weight:l.info.Weight+g.In*g.Out], gb, tr.Inputs[i], l.s, scale, g, buf); err != nil {
 			return 0, err
 		}
 	}
@@ -321,7 +334,7 @@ func (o *DPULR) clippedSum(tr models.Trace, layers []ulrLayer, n int, nonFinite 
 // estimate fills every layer's S = (1/(Kσ_l²)) Σ_k Loss_k z_k (Eq. 4 averaged over K copies).
 // One layer at a time (Algorithm 1), each noisy pass resumes from the layer's clean output in
 // tr: the layers before it are reused from the clean pass, not recomputed.
-func (o *DPULR) estimate(m ForwardOracle, b Batch, tr models.Trace, layers []ulrLayer) error {
+func (o *DPULR) estimate(m ForwardOracle, b Batch, tr Trace, layers []ulrLayer) error {
 	noise := make([][]float32, len(layers))
 	loss := make([]float64, b.N)
 	pass := func(active []int) error {

@@ -20,8 +20,9 @@
 // The released blocks are not updated here: Blocks returns, per block, the batch's clipped
 // inputs X_d and targets t_d, and BlockGradient gives the per-example gradients
 // x_{d,i}(W_d x_{d,i} − t_{d,i})ᵀ of ½‖t_d − W_d x_d‖², each clipped to C with the shared
-// ghost-clipping kernels (models.SquaredNorms, models.ScaledSum), for the private step of
-// package optim (Eq. 14).
+// ghost-clipping kernels (SquaredNorms and ScaledSum of package internal/kernels, which
+// also holds BlockGradient and ProximalSolve so that package optim calls them without
+// importing this one), for the private step of package optim (Eq. 14).
 //
 // Layout: weights are row-major In×Out matrices (W_dᵀ in the paper's notation), as
 // models.Network stores a dense layer without bias, and examples are rows. So a network built

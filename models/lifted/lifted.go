@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dptrain/dptrain/internal/kernels"
 	"github.com/dptrain/dptrain/models"
 )
 
@@ -88,14 +87,11 @@ func (m *MLP) Smoothness(d int) float64 { r := m.cfg.ActivationClip[d]; return r
 // Recompute reports whether the auxiliaries are re-derived at every visit.
 func (m *MLP) Recompute() bool { return m.cfg.Recompute }
 
-// Problems are a batch's released-block sub-problems after the hidden updates: block d
-// minimises ½·mean_i‖t_{d,i} − W_d x_{d,i}‖² with inputs In[d] (N×n_d) and targets
-// Target[d] (N×n_{d+1}), row-major, t_d = u_d below the top and t_D = y one-hot.
-type Problems struct {
-	N      int
-	In     [][]float32
-	Target [][]float32
-}
+// Problems are a batch's released-block sub-problems after the hidden updates
+// (kernels.LiftedProblems): block d minimises ½·mean_i‖t_{d,i} − W_d x_{d,i}‖² with inputs
+// In[d] (N×n_d) and targets Target[d] (N×n_{d+1}), row-major, t_d = u_d below the top and
+// t_D = y one-hot.
+type Problems = kernels.LiftedProblems
 
 // checkWeights returns an error unless w holds the D+1 blocks of the configured shapes.
 func (m *MLP) checkWeights(w [][]float32) error {
@@ -405,59 +401,6 @@ func (m *MLP) Objective(w [][]float32, b models.Batch) (float64, error) {
 	return f, nil
 }
 
-// BlockGradient writes into gw (In×Out) the sum over the n examples of the per-example
-// gradients g_i = x_i (x_i W − t_i) (row form of (W_d x_i − u_i) x_iᵀ, Lemma B.1 with the
-// sign corrected) each clipped to l2 norm ≤ clip: Σ_i min(1, clip/‖g_i‖)·g_i, with the shared
-// ghost-clipping kernels (‖g_i‖ = ‖x_i‖·‖x_i W − t_i‖; no g_i is materialised). in is n×In,
-// target n×Out, w In×Out, all row-major. It returns how many examples were clipped. An example
-// whose norm is not finite is clipped to zero, not an error (ClippedBlockGradient counts them).
-// buf is scratch space, returned grown.
-func BlockGradient(gw, w, in, target []float32, n, nIn, nOut int, clip float64, buf []float32) (int, []float32, error) {
-	st, buf, err := ClippedBlockGradient(gw, w, in, target, n, nIn, nOut, clip, buf)
-	return st.Clipped, buf, err
-}
-
-// ClippedBlockGradient is BlockGradient returning the counts as models.Stats: N examples,
-// Clipped of them above the clip norm, and NonFinite of them whose per-example norm was NaN or
-// infinite and which were clipped to zero (models.ClipScale): they add nothing to gw, so the
-// function is total and removing such an example moves the sum by 0 ≤ C. NonFinite is an
-// operator-only metric. Errors are for buffers of the wrong size or a non-positive clip only.
-func ClippedBlockGradient(gw, w, in, target []float32, n, nIn, nOut int, clip float64, buf []float32) (models.Stats, []float32, error) {
-	st := models.Stats{N: n}
-	if len(gw) != nIn*nOut || len(w) != nIn*nOut || len(in) < n*nIn || len(target) < n*nOut {
-		return st, buf, fmt.Errorf("lifted: block gradient buffers (%d, %d, %d, %d) for %d examples of a %d×%d block", len(gw), len(w), len(in), len(target), n, nIn, nOut)
-	}
-	if !(clip > 0) {
-		return st, buf, fmt.Errorf("lifted: clip norm %v: want > 0 (+Inf: none)", clip)
-	}
-	g := make([]float32, n*nOut)
-	copy(g, target[:n*nOut])
-	blas32.Gemm(blas.NoTrans, blas.NoTrans, 1,
-		blas32.General{Rows: n, Cols: nIn, Stride: nIn, Data: in},
-		blas32.General{Rows: nIn, Cols: nOut, Stride: nOut, Data: w},
-		-1, blas32.General{Rows: n, Cols: nOut, Stride: nOut, Data: g}) // G = X W − T
-	geo := models.LayerGeometry{Rows: 1, In: nIn, Out: nOut}
-	sq := make([]float64, n)
-	var err error
-	if buf, err = models.SquaredNorms(sq, in, g, geo, buf); err != nil {
-		return st, buf, err
-	}
-	scale := make([]float32, n)
-	for i, v := range sq {
-		f, clipped, bad := models.ClipScale(clip, math.Sqrt(v))
-		scale[i] = f
-		if clipped {
-			st.Clipped++
-		}
-		if bad {
-			st.NonFinite++
-		}
-	}
-	clear(gw)
-	buf, err = models.ScaledSum(gw, nil, in, g, scale, geo, buf)
-	return st, buf, err
-}
-
 // State returns the kept auxiliaries (n slots of u_0..u_{D−1}, x_1..x_D, float32) and which
 // examples have been visited; nil before the first visit or with Recompute. The slices alias
 // the model's storage: copy or write them out before the next Update.
@@ -477,35 +420,19 @@ func (m *MLP) Restore(aux []float32, seen []bool) error {
 	return nil
 }
 
-// ProximalSolve replaces w (In×Out, row-major) by (I + c·XᵀX)⁻¹ w, X the n×In block inputs:
-// the data-dependent map of the implicit W-update (Chen & Liu's Eq. 17 with its sign
-// typos corrected), by Cholesky of the In×In SPD matrix.
+// BlockGradient writes into gw the clipped sum of one block's per-example gradients and
+// returns how many were clipped (kernels.BlockGradient).
+func BlockGradient(gw, w, in, target []float32, n, nIn, nOut int, clip float64, buf []float32) (int, []float32, error) {
+	return kernels.BlockGradient(gw, w, in, target, n, nIn, nOut, clip, buf)
+}
+
+// ClippedBlockGradient is BlockGradient returning the counts as models.Stats
+// (kernels.ClippedBlockGradient).
+func ClippedBlockGradient(gw, w, in, target []float32, n, nIn, nOut int, clip float64, buf []float32) (models.Stats, []float32, error) {
+	return kernels.ClippedBlockGradient(gw, w, in, target, n, nIn, nOut, clip, buf)
+}
+
+// ProximalSolve replaces w by (I + c·XᵀX)⁻¹ w, the implicit W-update (kernels.ProximalSolve).
 func ProximalSolve(w, in []float32, n, nIn, nOut int, c float64) error {
-	if len(w) != nIn*nOut || len(in) < n*nIn || !(c >= 0) {
-		return fmt.Errorf("lifted: proximal solve of a %d×%d block from %d values with %d examples (c = %v)", nIn, nOut, len(w), n, c)
-	}
-	x := dense(in[:n*nIn], n, nIn)
-	var sys mat.SymDense
-	sys.SymOuterK(c, x.T()) // c·XᵀX
-	for i := 0; i < nIn; i++ {
-		sys.SetSym(i, i, sys.At(i, i)+1)
-	}
-	var chol mat.Cholesky
-	if !chol.Factorize(&sys) {
-		return errors.New("lifted: I + c·XᵀX is not positive definite (non-finite block inputs?)")
-	}
-	var sol mat.Dense
-	if err := chol.SolveTo(&sol, dense(w, nIn, nOut)); err != nil {
-		return fmt.Errorf("lifted: proximal solve: %w", err)
-	}
-	for i := 0; i < nIn; i++ {
-		for j := 0; j < nOut; j++ {
-			v := sol.At(i, j)
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return errors.New("lifted: the proximal solve gave a non-finite weight")
-			}
-			w[i*nOut+j] = float32(v)
-		}
-	}
-	return nil
+	return kernels.ProximalSolve(w, in, n, nIn, nOut, c)
 }

@@ -17,7 +17,7 @@
 //  2. released Y (Eq. 6 with per-example clipping, so that S_g bounds the sensitivity):
 //     Y ← max(0, Y − (η_eff/b)·(Σ_{i∈B} clip_C(x_iᵀ(x_i Y − m_i)) + N(0, σ²C²·I))),
 //     each example's gradient clipped with the shared kernels (lifted.BlockGradient, i.e.
-//     models.SquaredNorms, models.ScaledSum, models.ClipFactor).
+//     kernels.SquaredNorms, kernels.ScaledSum, kernels.ClipScale).
 //
 // The step size: the paper's Hessian clipping is taken in the form of its proof of Lemma 4.1
 // (Appendix C.1),

@@ -1,8 +1,57 @@
-package models
+package kernels
 
 import (
 	"math"
+
+	"gonum.org/v1/gonum/blas/blas32"
 )
+
+// SumSquares is Σ s_i² in float64, in four interleaved partial sums (one running sum would
+// make every addition wait for the previous one). Optimizers' norms (optim.Norm2) use it too.
+func SumSquares(s []float32) float64 {
+	var v0, v1, v2, v3 float64
+	i := 0
+	for ; i+4 <= len(s); i += 4 {
+		x := s[i : i+4 : i+4]
+		v0 += float64(x[0]) * float64(x[0])
+		v1 += float64(x[1]) * float64(x[1])
+		v2 += float64(x[2]) * float64(x[2])
+		v3 += float64(x[3]) * float64(x[3])
+	}
+	for _, x := range s[i:] {
+		v0 += float64(x) * float64(x)
+	}
+	return (v0 + v1) + (v2 + v3)
+}
+
+// ColumnSums writes the column sums of the row-major matrix g with k columns into s.
+func ColumnSums(s, g []float32, k int) {
+	clear(s)
+	for r := 0; r < len(g); r += k {
+		for c, v := range g[r : r+k] {
+			s[c] += v
+		}
+	}
+}
+
+func grow(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
+func growF64(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n)
+	}
+	return s[:n]
+}
+
+// general is the rows×cols row-major float32 matrix on the start of data.
+func general(rows, cols int, data []float32) blas32.General {
+	return blas32.General{Rows: rows, Cols: cols, Stride: cols, Data: data[:rows*cols]}
+}
 
 // ClipScale is the factor by which an example whose gradient has l2 norm norm enters a clipped
 // sum (Abadi et al. 2016, Algorithm 1, the clipping step): ClipFactor(clip, norm) when the norm
