@@ -1,13 +1,8 @@
 package main
 
 import (
-	"math"
-	"math/rand/v2"
 	"strings"
 	"testing"
-
-	"github.com/dptrain/dptrain/data"
-	"github.com/dptrain/dptrain/models/nmf"
 )
 
 func TestNMFCommand(t *testing.T) {
@@ -37,36 +32,3 @@ func TestNMFCommand(t *testing.T) {
 		}
 	}
 }
-
-// TestNMFCalibrationRoundsAgainstPrivacy: the calibrated σ's declared RDP is at most the target
-// and within 1e-6 of it.
-func TestNMFCalibrationRoundsAgainstPrivacy(t *testing.T) {
-	ds, _, err := data.NewLowRank(data.LowRankConfig{Rows: 40, Cols: 10, Rank: 3, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, certified := range []bool{false, true} {
-		f := &nmfFlags{rank: 3, eta: 1, kappa: 1.1, rowNorm: 1.5, clip: 0.5, inner: 1}
-		name := "dp-mbcd"
-		if certified {
-			name = "dp-mbcd-certified"
-		}
-		md, err := nmf.New(nmfConfig(f, name), ds.Train.X, 40, 10, newTestRand())
-		if err != nil {
-			t.Fatal(err)
-		}
-		sigma, err := calibrateMBCD(md, 10, 5, 2, 0.42, certified)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := declaredRDP(md, 10, 5, 2, certified)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got > 0.42 || math.Abs(got-0.42) > 1e-6 {
-			t.Errorf("certified %v: σ = %v gives RDP(2) = %v, want ≤ 0.42 and within 1e-6", certified, sigma, got)
-		}
-	}
-}
-
-func newTestRand() *rand.Rand { return rand.New(rand.NewPCG(1, 2)) }
