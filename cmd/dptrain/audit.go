@@ -15,6 +15,7 @@ import (
 
 	bound "github.com/dptrain/dptrain/accounting/audit"
 	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/internal/plot"
 	"github.com/dptrain/dptrain/train"
 	"github.com/dptrain/dptrain/train/audit"
 )
@@ -73,7 +74,7 @@ the final model's loss. The default follows privacy.release.`,
 				return err
 			}
 			if plotFile != "" {
-				if err := plotAudit(plotFile, rep); err != nil {
+				if err := plot.Audit(plotFile, rep); err != nil {
 					return err
 				}
 			}

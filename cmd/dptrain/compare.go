@@ -14,6 +14,7 @@ import (
 	"github.com/dptrain/dptrain/accounting/compare"
 	"github.com/dptrain/dptrain/accounting/modes"
 	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/internal/plot"
 	"github.com/dptrain/dptrain/train"
 	"github.com/spf13/cobra"
 )
@@ -281,7 +282,7 @@ func runCompare(w io.Writer, o *compareOptions) error {
 		return err
 	}
 	if o.plotFile != "" {
-		if err := plotCompare(o.plotFile, o.plotTitle, report); err != nil {
+		if err := plot.Compare(o.plotFile, o.plotTitle, report); err != nil {
 			return err
 		}
 	}

@@ -247,35 +247,6 @@ func TestCompareMBCDSchedule(t *testing.T) {
 	}
 }
 
-func TestLogTicks125(t *testing.T) {
-	tests := []struct {
-		lo, hi float64
-		want   []string // labels that must appear
-	}{
-		{0.16, 0.28, []string{"0.2"}},
-		{0.3, 8, []string{"0.5", "1", "2", "5"}},
-		{0.01, 1e5, []string{"0.01", "1", "100", "10000"}},
-	}
-	for _, tt := range tests {
-		labels := map[string]bool{}
-		n := 0
-		for _, tk := range (logTicks125{}).Ticks(tt.lo, tt.hi) {
-			if tk.Label != "" {
-				labels[tk.Label] = true
-				n++
-			}
-		}
-		if n < 3 {
-			t.Errorf("[%v, %v]: only %d labelled ticks", tt.lo, tt.hi, n)
-		}
-		for _, w := range tt.want {
-			if !labels[w] {
-				t.Errorf("[%v, %v]: no %q tick in %v", tt.lo, tt.hi, w, labels)
-			}
-		}
-	}
-}
-
 // TestCompareMBCDRunConstants reaches DP-MBCD's constants from flags (accounting.Run): the
 // paper's L_F given directly equals the one derived from β (|1 − ηβ| = 0.98 in TV2), and a
 // contracting prox (L_T < 1) lowers ε.

@@ -1,8 +1,9 @@
-package main
+package plot
 
 import (
 	"errors"
 	"fmt"
+	"github.com/dptrain/dptrain/accounting/compare"
 	"image/color"
 	"io"
 	"math"
@@ -57,9 +58,9 @@ func (s plotSeries) final() float64 { return s.xy[len(s.xy)-1].Y }
 
 // groupCurves returns the series to draw: every applicable mode, then the pointwise best,
 // with curves equal at every point (to a relative 1e-9) merged into one series.
-func groupCurves(r compareReport) []plotSeries {
+func groupCurves(r compare.Report) []plotSeries {
 	var out []plotSeries
-	add := func(name string, style int, c []comparePoint) {
+	add := func(name string, style int, c []compare.Point) {
 		xy := make(plotter.XYs, len(c))
 		for j, pt := range c {
 			xy[j].X, xy[j].Y = float64(pt.Steps), pt.Epsilon
@@ -106,11 +107,11 @@ func sameCurve(a, b plotter.XYs) bool {
 	return true
 }
 
-// plotCompare writes ε against steps as a PNG: one curve per applicable mode (coinciding
+// Compare writes ε against steps as a PNG: one curve per applicable mode (coinciding
 // curves drawn once and named together), each with its own colour, dash pattern and markers,
 // the legend (modes, labels, final ε) below the axes; the y axis is logarithmic, and says
 // so, when every ε is positive, and both axes end on labelled ticks.
-func plotCompare(file, title string, r compareReport) error {
+func Compare(file, title string, r compare.Report) error {
 	p := plot.New()
 	p.Title.Text = title
 	if title == "" {

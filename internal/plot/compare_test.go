@@ -1,6 +1,7 @@
-package main
+package plot
 
 import (
+	"github.com/dptrain/dptrain/accounting/compare"
 	"math"
 	"slices"
 	"strings"
@@ -14,16 +15,16 @@ import (
 // Coinciding curves are drawn once and named together; a curve far above the others is
 // listed as off scale.
 func TestGroupCurves(t *testing.T) {
-	curve := func(scale float64) []comparePoint {
-		return []comparePoint{{Steps: 100, Epsilon: 0.5 * scale}, {Steps: 200, Epsilon: 0.8 * scale}, {Steps: 300, Epsilon: scale}}
+	curve := func(scale float64) []compare.Point {
+		return []compare.Point{{Steps: 100, Epsilon: 0.5 * scale}, {Steps: 200, Epsilon: 0.8 * scale}, {Steps: 300, Epsilon: scale}}
 	}
-	r := compareReport{Modes: []compareRow{
+	r := compare.Report{Modes: []compare.Row{
 		{Mode: "rdp", Label: accounting.Certified, Applicable: true, Curve: curve(3)},
 		{Mode: "pld", Label: accounting.Certified, Applicable: true, Curve: curve(2)},
 		{Mode: "mbcd", Label: accounting.Paper, Applicable: true, Curve: curve(5000)},
 		{Mode: "mbcd-certified", Label: accounting.Certified, Applicable: true, Curve: curve(5000)},
 		{Mode: "gdp", Applicable: false},
-	}, Best: &compareRow{Mode: "best", Curve: curve(2)}}
+	}, Best: &compare.Row{Mode: "best", Curve: curve(2)}}
 	got := groupCurves(r)
 	var names []string
 	var off []bool
@@ -67,6 +68,35 @@ func TestPlotAxisTicks(t *testing.T) {
 		for _, end := range []float64{lo, hi} {
 			if !slices.ContainsFunc(ticks, func(tk plot.Tick) bool { return tk.Label != "" && math.Abs(tk.Value-end) <= 1e-9*end }) {
 				t.Errorf("log axis [%v, %v]: end %v unlabelled: %+v", lo, hi, end, ticks)
+			}
+		}
+	}
+}
+
+func TestLogTicks125(t *testing.T) {
+	tests := []struct {
+		lo, hi float64
+		want   []string // labels that must appear
+	}{
+		{0.16, 0.28, []string{"0.2"}},
+		{0.3, 8, []string{"0.5", "1", "2", "5"}},
+		{0.01, 1e5, []string{"0.01", "1", "100", "10000"}},
+	}
+	for _, tt := range tests {
+		labels := map[string]bool{}
+		n := 0
+		for _, tk := range (logTicks125{}).Ticks(tt.lo, tt.hi) {
+			if tk.Label != "" {
+				labels[tk.Label] = true
+				n++
+			}
+		}
+		if n < 3 {
+			t.Errorf("[%v, %v]: only %d labelled ticks", tt.lo, tt.hi, n)
+		}
+		for _, w := range tt.want {
+			if !labels[w] {
+				t.Errorf("[%v, %v]: no %q tick in %v", tt.lo, tt.hi, w, labels)
 			}
 		}
 	}

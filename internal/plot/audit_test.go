@@ -1,4 +1,4 @@
-package main
+package plot
 
 import (
 	"image"
@@ -25,7 +25,7 @@ func TestAuditPlotLeavesTheEdgesClear(t *testing.T) {
 		},
 	}
 	file := filepath.Join(t.TempDir(), "audit.png")
-	if err := plotAudit(file, r); err != nil {
+	if err := Audit(file, r); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(file)

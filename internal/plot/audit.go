@@ -1,4 +1,4 @@
-package main
+package plot
 
 import (
 	"fmt"
@@ -12,9 +12,9 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 )
 
-// plotAudit writes a PNG: the ε of every accountant that gave one as a bar (labelled with its
+// Audit writes a PNG: the ε of every accountant that gave one as a bar (labelled with its
 // mode and label), and the audit's ε_lower as a horizontal line across them.
-func plotAudit(file string, r *audit.Report) error {
+func Audit(file string, r *audit.Report) error {
 	p := plot.New()
 	b := r.Bound
 	p.Title.Text = fmt.Sprintf("%s audit, %d canaries: ε_lower = %.3g at %g%% (δ = %g)", r.Threat, r.Canaries, b.Epsilon, 100*b.Confidence, b.Delta)
