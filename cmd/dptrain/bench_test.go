@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/dptrain/dptrain/internal/bench"
 )
 
 func TestBenchThroughput(t *testing.T) {
@@ -11,7 +13,7 @@ func TestBenchThroughput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r benchResult
+	var r bench.Result
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
