@@ -8,4 +8,7 @@
 // one Row per mode, applicable or not (with the reason), and the "best" row, the pointwise
 // smallest ε over the applicable certified modes. Each certified mode's ε is a valid guarantee
 // for the same run, so their minimum is one too; paper and approximate modes never enter it.
+//
+// Epsilon is the one-mode case behind "dptrain account": the guarantee of a number of identical
+// steps under one named mode.
 package compare

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/accounting/compare"
 	"github.com/dptrain/dptrain/accounting/modes"
 )
 
@@ -137,32 +138,6 @@ func (f *mechanismFlags) run() accounting.Run {
 	return accounting.Run{UpdateRule: "sgd", DatasetSize: f.datasetSize}
 }
 
-// accountFor returns ε of steps s under the named accountant.
-func accountFor(name string, run accounting.Run, s accounting.Step, delta float64) (accounting.Guarantee, error) {
-	a, err := modes.New(name, run)
-	if err != nil {
-		return accounting.Guarantee{}, err
-	}
-	if s.Steps() > 0 || s.Count == 0 {
-		if s.Count == 0 {
-			// Zero steps release nothing.
-			return accounting.Guarantee{Accountant: name, Label: a.Label(), Delta: delta}, nil
-		}
-		if err := a.Compose(s); err != nil {
-			return accounting.Guarantee{}, err
-		}
-	}
-	g, err := a.Epsilon(delta)
-	if err != nil {
-		return g, err
-	}
-	if math.IsNaN(g.Epsilon) || math.IsInf(g.Epsilon, 0) {
-		return g, fmt.Errorf("%s: no finite ε", name)
-	}
-	g.Accountant = name
-	return g, nil
-}
-
 type accountLine struct {
 	Accountant string           `json:"accountant"`
 	Epsilon    float64          `json:"epsilon"`
@@ -213,7 +188,7 @@ An accountant that cannot account for the described run prints its reason instea
 			}
 			var errs []error
 			for _, name := range names {
-				g, err := accountFor(name, f.run(), s, f.delta)
+				g, err := compare.Epsilon(name, f.run(), s, f.delta)
 				if err != nil {
 					errs = append(errs, fmt.Errorf("%s: %s", name, inFlags(err.Error())))
 					if !f.json {
@@ -278,7 +253,7 @@ target: the ε it achieves is printed next to it.`,
 			}
 			eps := func(sigma float64) (float64, error) {
 				s, _ := f.step(sigma)
-				g, err := accountFor(f.accountant, f.run(), s, f.delta)
+				g, err := compare.Epsilon(f.accountant, f.run(), s, f.delta)
 				return g.Epsilon, err
 			}
 			sigma, err := accounting.CalibrateNoise(eps, target)
@@ -286,7 +261,7 @@ target: the ε it achieves is printed next to it.`,
 				return err
 			}
 			s, _ := f.step(sigma)
-			g, err := accountFor(f.accountant, f.run(), s, f.delta)
+			g, err := compare.Epsilon(f.accountant, f.run(), s, f.delta)
 			if err != nil {
 				return err
 			}
