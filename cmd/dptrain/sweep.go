@@ -5,18 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/internal/sweepline"
 	"github.com/dptrain/dptrain/train"
 	"github.com/dptrain/dptrain/train/sweep"
 )
@@ -107,7 +104,7 @@ another process runs is reported as running elsewhere. Each cell's output goes t
 				Worker: func(ctx context.Context, i int) *exec.Cmd {
 					return exec.CommandContext(ctx, exe, "--log-level", a.logLevel, "sweep", "run-cell", p.Dir(), "--index", strconv.Itoa(i), "--no-progress")
 				},
-				OnCell: func(ev sweep.CellEvent) { fmt.Fprintln(out, cellLine(ev)) },
+				OnCell: func(ev sweep.CellEvent) { fmt.Fprintln(out, sweepline.Cell(ev)) },
 			}.Run(ctx, p)
 			fmt.Fprintf(out, "%s: %d ran, %d skipped (finished before), %d failed, %d not yet available",
 				p.Suite, rep.Ran, rep.Skipped, rep.Failed, rep.Unavailable)
@@ -135,74 +132,6 @@ another process runs is reported as running elsewhere. Each cell's output goes t
 	}
 	cmd.Flags().IntVar(&workers, "workers", 1, "cells run at once")
 	return cmd
-}
-
-// cellLine is the line `dptrain sweep run` prints as a cell ends.
-func cellLine(ev sweep.CellEvent) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "[%d/%d] cell %d %s: %s", ev.Done, ev.Total, ev.Index, ev.ID, ev.Outcome)
-	switch ev.Outcome {
-	case sweep.OutcomeFinished:
-		fmt.Fprintf(&b, ", accuracy %.2f%%, %s", 100*ev.Summary.TestAccuracy, headlineEpsilon(ev.Summary))
-	case sweep.OutcomeFailed:
-		fmt.Fprintf(&b, " (%s)", ev.Err)
-	case sweep.OutcomeInterrupted:
-		if ev.CheckpointStep > 0 {
-			fmt.Fprintf(&b, ", checkpoint at step %d", ev.CheckpointStep)
-		} else {
-			b.WriteString(", no checkpoint yet (it starts again)")
-		}
-	case sweep.OutcomeElsewhere:
-		b.WriteString(" (another process holds its lock; not run here)")
-	}
-	fmt.Fprintf(&b, ", %s; %d left", ev.Elapsed.Round(100*time.Millisecond), ev.Total-ev.Done)
-	if ev.ETA > 0 {
-		fmt.Fprintf(&b, ", ETA %s", ev.ETA.Round(time.Second))
-	}
-	return b.String()
-}
-
-// headlineEpsilon is the ε a cell's line shows, rounded up to 3 significant digits: the
-// smallest certified ε (each is a valid bound, so the smallest is the run's best guarantee), else
-// the first mode that gave a number, with its label and the run's certified ε if it has one. A
-// seeded cell is marked not private, whatever its ε.
-func headlineEpsilon(s *train.Summary) string {
-	pick := -1
-	for k, e := range s.Epsilon {
-		switch {
-		case e.Error != "" || math.IsNaN(e.Epsilon):
-		case e.Label == accounting.Certified && (pick < 0 || s.Epsilon[pick].Label != accounting.Certified || e.Epsilon < s.Epsilon[pick].Epsilon):
-			pick = k
-		case pick < 0:
-			pick = k
-		}
-	}
-	var b strings.Builder
-	if pick < 0 {
-		b.WriteString("no ε")
-	} else {
-		e := s.Epsilon[pick]
-		fmt.Fprintf(&b, "ε %s (%s, %s)", ceil3(e.Epsilon), e.Mode, e.Label)
-		if c := s.CertifiedEpsilon; e.Label != accounting.Certified && c != nil && c.Error == "" {
-			fmt.Fprintf(&b, ", certified ε %s (%s)", ceil3(c.Epsilon), c.Mode)
-		}
-	}
-	if s.NotPrivate != "" {
-		b.WriteString(", seeded: not private")
-	}
-	return b.String()
-}
-
-// ceil3 formats ε with 3 significant digits, rounded up (never under-report).
-func ceil3(x float64) string {
-	if x <= 0 || math.IsInf(x, 0) || math.IsNaN(x) {
-		return strconv.FormatFloat(x, 'g', 3, 64)
-	}
-	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 3, 64), 64)
-	if v < x {
-		v += math.Pow(10, math.Floor(math.Log10(v))-2)
-	}
-	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
 func newSweepRunCellCmd(a *app) *cobra.Command {

@@ -308,26 +308,3 @@ func TestSweepPlanAbsoluteConfig(t *testing.T) {
 		t.Errorf("a suite with an absolute config path: %v\n%s", err, out)
 	}
 }
-
-// A cell's line shows its best certified ε, rounded up, and says when the cell is seeded.
-func TestHeadlineEpsilon(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		s    train.Summary
-		want string
-	}{
-		{"smallest certified", train.Summary{Epsilon: []train.ModeEpsilon{
-			{Mode: "sgld-conservative", Label: "certified", Epsilon: 7.784}, {Mode: "rdp", Label: "certified", Epsilon: 2.2391}, {Mode: "sgld", Label: "paper", Epsilon: 1.13}}},
-			"ε 2.24 (rdp, certified)"},
-		{"rounded up", train.Summary{Epsilon: []train.ModeEpsilon{{Mode: "rdp", Label: "certified", Epsilon: 1.2301}}}, "ε 1.24 (rdp, certified)"},
-		{"exact", train.Summary{Epsilon: []train.ModeEpsilon{{Mode: "rdp", Label: "certified", Epsilon: 3}}}, "ε 3 (rdp, certified)"},
-		{"paper with the certified one", train.Summary{Epsilon: []train.ModeEpsilon{{Mode: "mbcd-certified", Error: "refused"}, {Mode: "mbcd", Label: "paper", Epsilon: 2.9}},
-			CertifiedEpsilon: &train.ModeEpsilon{Mode: "rdp", Label: "certified", Epsilon: 41.01}}, "ε 2.9 (mbcd, paper), certified ε 41.1 (rdp)"},
-		{"seeded", train.Summary{Epsilon: []train.ModeEpsilon{{Mode: "rdp", Label: "certified", Epsilon: 3}}, NotPrivate: "seeded"}, "ε 3 (rdp, certified), seeded: not private"},
-		{"none", train.Summary{Epsilon: []train.ModeEpsilon{{Mode: "rdp", Error: "refused"}}}, "no ε"},
-	} {
-		if got := headlineEpsilon(&c.s); got != c.want {
-			t.Errorf("%s: %q, want %q", c.name, got, c.want)
-		}
-	}
-}

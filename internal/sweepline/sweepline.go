@@ -1,0 +1,81 @@
+package sweepline
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/train"
+	"github.com/dptrain/dptrain/train/sweep"
+)
+
+// Cell is the line `dptrain sweep run` prints as a cell ends.
+func Cell(ev sweep.CellEvent) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[%d/%d] cell %d %s: %s", ev.Done, ev.Total, ev.Index, ev.ID, ev.Outcome)
+	switch ev.Outcome {
+	case sweep.OutcomeFinished:
+		fmt.Fprintf(&b, ", accuracy %.2f%%, %s", 100*ev.Summary.TestAccuracy, Headline(ev.Summary))
+	case sweep.OutcomeFailed:
+		fmt.Fprintf(&b, " (%s)", ev.Err)
+	case sweep.OutcomeInterrupted:
+		if ev.CheckpointStep > 0 {
+			fmt.Fprintf(&b, ", checkpoint at step %d", ev.CheckpointStep)
+		} else {
+			b.WriteString(", no checkpoint yet (it starts again)")
+		}
+	case sweep.OutcomeElsewhere:
+		b.WriteString(" (another process holds its lock; not run here)")
+	}
+	fmt.Fprintf(&b, ", %s; %d left", ev.Elapsed.Round(100*time.Millisecond), ev.Total-ev.Done)
+	if ev.ETA > 0 {
+		fmt.Fprintf(&b, ", ETA %s", ev.ETA.Round(time.Second))
+	}
+	return b.String()
+}
+
+// Headline is the ε a cell's line shows, rounded up to 3 significant digits: the
+// smallest certified ε (each is a valid bound, so the smallest is the run's best guarantee), else
+// the first mode that gave a number, with its label and the run's certified ε if it has one. A
+// seeded cell is marked not private, whatever its ε.
+func Headline(s *train.Summary) string {
+	pick := -1
+	for k, e := range s.Epsilon {
+		switch {
+		case e.Error != "" || math.IsNaN(e.Epsilon):
+		case e.Label == accounting.Certified && (pick < 0 || s.Epsilon[pick].Label != accounting.Certified || e.Epsilon < s.Epsilon[pick].Epsilon):
+			pick = k
+		case pick < 0:
+			pick = k
+		}
+	}
+	var b strings.Builder
+	if pick < 0 {
+		b.WriteString("no ε")
+	} else {
+		e := s.Epsilon[pick]
+		fmt.Fprintf(&b, "ε %s (%s, %s)", Ceil3(e.Epsilon), e.Mode, e.Label)
+		if c := s.CertifiedEpsilon; e.Label != accounting.Certified && c != nil && c.Error == "" {
+			fmt.Fprintf(&b, ", certified ε %s (%s)", Ceil3(c.Epsilon), c.Mode)
+		}
+	}
+	if s.NotPrivate != "" {
+		b.WriteString(", seeded: not private")
+	}
+	return b.String()
+}
+
+// Ceil3 formats ε with 3 significant digits, rounded up (never under-report).
+func Ceil3(x float64) string {
+	if x <= 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+		return strconv.FormatFloat(x, 'g', 3, 64)
+	}
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 3, 64), 64)
+	if v < x {
+		v += math.Pow(10, math.Floor(math.Log10(v))-2)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
+}
