@@ -10,6 +10,8 @@ import (
 	"github.com/chewxy/math32"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
+
+	"github.com/dptrain/dptrain/internal/kernels"
 )
 
 // The direct executor runs the forward pass, the backward pass and ghost clipping of a
@@ -543,11 +545,11 @@ func (dr *direct) clipBlock(start, lo, m int, clip float64, needNorms bool, norm
 				geo := l.geometry()
 				r, d, k := geo.Rows, geo.In, geo.Out
 				j := dr.ops[i].p
-				s.blk64[j] = growF64(s.blk64[j], m*r*(d+k))
+				s.blk64[j] = kernels.GrowF64(s.blk64[j], m*r*(d+k))
 				p64, g64 := s.blk64[j][:m*r*d], s.blk64[j][m*r*d:m*r*(d+k)]
 				toF64(p64, a)
 				toF64(g64, g)
-				s.norm64 = growF64(s.norm64, 2*r*r+d*k)
+				s.norm64 = kernels.GrowF64(s.norm64, 2*r*r+d*k)
 				gram := geo.UseGram()
 				for e := range sq {
 					sq[e] += convSquaredNorm64(p64[e*r*d:(e+1)*r*d], g64[e*r*k:(e+1)*r*k], geo, gram, s.norm64)
@@ -768,7 +770,7 @@ func (dr *direct) chunk(b Batch, start, m int, grad []float32, clip float64, nee
 		a, g, l := dr.layerAG(tk.i, 0, m)
 		if tk.bias {
 			s := &dr.work[w]
-			s.norm = grow(s.norm, l.k)
+			s.norm = kernels.Grow(s.norm, l.k)
 			columnSums(s.norm[:l.k], g, l.k)
 			for c, v := range s.norm[:l.k] {
 				grad[l.b+c] += v
@@ -822,7 +824,7 @@ func (dr *direct) perSample(b Batch, f func(i int, g []float32), grad []float32)
 	for start := 0; start < b.N; start += dr.nw.res.chunk {
 		m := min(dr.nw.res.chunk, b.N-start)
 		nb, err := dr.blocks(b, start, m, func(k, lo, mb int, s *directScratch) error {
-			s.sample = grow(s.sample, np)
+			s.sample = kernels.Grow(s.sample, np)
 			sum := dr.psum[k]
 			clear(sum)
 			for i := lo; i < lo+mb; i++ {
@@ -877,7 +879,7 @@ func (dr *direct) sampleGrad(i int, g []float32, s *directScratch) float64 {
 			sq += sumSq(a) * sumSq(gz)
 		} else {
 			// P_iᵀG_i in patch row order, then back to parameter row order.
-			s.wtmp = grow(s.wtmp, l.d*l.k)
+			s.wtmp = kernels.Grow(s.wtmp, l.d*l.k)
 			gemm(blas.Trans, blas.NoTrans, l.rows(), l.d, a, l.rows(), l.k, gz, 0, l.d, l.k, s.wtmp)
 			for r, pr := range dr.perm[dr.ops[oi].p] {
 				copy(g[l.w+int(pr)*l.k:l.w+int(pr+1)*l.k], s.wtmp[r*l.k:(r+1)*l.k])

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/dptrain/dptrain/internal/kernels"
 )
 
 // Network is a Model built from a Spec: a gorgonia graph per batch-size bucket (graph shapes
@@ -372,11 +374,11 @@ func (nw *Network) ClippedGradSum(b Batch, clip float64, grad []float32, norms [
 		if err != nil {
 			return Stats{}, err
 		}
-		nw.scale = grow(nw.scale, m)
+		nw.scale = kernels.Grow(nw.scale, m)
 		scale := nw.scale[:m]
 		fill(scale, 1)
 		if needNorms {
-			nw.sq = growF64(nw.sq, m)
+			nw.sq = kernels.GrowF64(nw.sq, m)
 			sq := nw.sq[:m]
 			clear(sq)
 			if err := nw.ghostSquaredNorms(t, m, sq); err != nil {
@@ -424,7 +426,7 @@ func (nw *Network) PerSampleGradSum(b Batch, f func(i int, g []float32), grad []
 		return nw.dr.perSample(b, f, grad)
 	}
 	clear(grad)
-	nw.sample = grow(nw.sample, len(nw.params))
+	nw.sample = kernels.Grow(nw.sample, len(nw.params))
 	g := nw.sample[:len(nw.params)]
 	for start := 0; start < b.N; start += nw.res.chunk {
 		t, m, err := nw.pass(b, start, modeGhost, &s, nil)
@@ -471,20 +473,6 @@ func (nw *Network) ReferenceGrad(x []float32, y int32, g []float32) (float64, er
 	nw.logitStats(t, b, 0, 1, &s, nil)
 	copy(g, t.grad)
 	return s.Loss, nil
-}
-
-func grow(s []float32, n int) []float32 {
-	if cap(s) < n {
-		return make([]float32, n)
-	}
-	return s[:n]
-}
-
-func growF64(s []float64, n int) []float64 {
-	if cap(s) < n {
-		return make([]float64, n)
-	}
-	return s[:n]
 }
 
 // pass runs the graph in mode on the chunk of b that starts at start (at most one chunk of

@@ -34,14 +34,17 @@ func ColumnSums(s, g []float32, k int) {
 	}
 }
 
-func grow(s []float32, n int) []float32 {
+// Grow returns s with length n, reallocated (zeroed) when its capacity is too small; the
+// contents of a reused buffer are not cleared.
+func Grow(s []float32, n int) []float32 {
 	if cap(s) < n {
 		return make([]float32, n)
 	}
 	return s[:n]
 }
 
-func growF64(s []float64, n int) []float64 {
+// GrowF64 is Grow for float64 buffers.
+func GrowF64(s []float64, n int) []float64 {
 	if cap(s) < n {
 		return make([]float64, n)
 	}
