@@ -19,10 +19,6 @@ type ULRControl struct {
 	ClipNorm, NoiseMultiplier float64
 	// SigmaFloor and SigmaCap clamp the injected σ_l (Eq. 7 gives σ = 0 when λ_min = 0); SigmaCap 0 means none.
 	SigmaFloor, SigmaCap float64
-	// SigmaOnly computes σ_l and λ_min from M_l's eigenvalues alone, without eigenvectors and
-	// so without a top-up (certified mode, whose released noise is isotropic): TopUp must not
-	// be called on the result.
-	SigmaOnly bool
 }
 
 // ULRLayerNoise is the controller's decision for one layer at one step: the injected σ_l and
@@ -40,7 +36,7 @@ type ULRLayerNoise struct {
 	topUp      []float64
 	complement float64
 	dim        int
-	sigmaOnly  bool
+	sigmaOnly  bool // a public σ_l: no eigen-directions, TopUp refuses
 }
 
 // relativeRankTol treats eigenvalues of M_l below this fraction of the largest as zero: such a direction gets the full σ0·C top-up, which only adds noise.
@@ -88,23 +84,21 @@ func ControlULRLayer(inputs *mat.Dense, loss0 []float64, c ULRControl) (ULRLayer
 	if b >= d {
 		var m mat.SymDense
 		m.SymOuterK(1, wa.T())
-		if !eig.Factorize(&m, !c.SigmaOnly) {
+		if !eig.Factorize(&m, true) {
 			return ULRLayerNoise{}, errors.New("optim: DP-ULR's controller: eigendecomposition of M_l did not converge")
 		}
 		lambda = eig.Values(nil)
-		if !c.SigmaOnly {
-			basis = &mat.Dense{}
-			eig.VectorsTo(basis)
-		}
+		basis = &mat.Dense{}
+		eig.VectorsTo(basis)
 	} else {
 		var g mat.SymDense
 		g.SymOuterK(1, &wa)
-		if !eig.Factorize(&g, !c.SigmaOnly) {
+		if !eig.Factorize(&g, true) {
 			return ULRLayerNoise{}, errors.New("optim: DP-ULR's controller: eigendecomposition of the b×b dual of M_l did not converge")
 		}
 		lambda = eig.Values(nil)
 	}
-	if !c.SigmaOnly && b < d {
+	if b < d {
 		var v mat.Dense
 		eig.VectorsTo(&v)
 		basis = mat.NewDense(d, b, nil)
@@ -145,10 +139,6 @@ func ControlULRLayer(inputs *mat.Dense, loss0 []float64, c ULRControl) (ULRLayer
 		sigma = math.Min(sigma, c.SigmaCap)
 	}
 	n.Sigma = sigma
-	if c.SigmaOnly {
-		n.sigmaOnly = true
-		return n, nil
-	}
 	n.basis = mat.NewDense(d, max(len(keep), 1), nil)
 	for j, i := range keep {
 		n.basis.SetCol(j, mat.Col(nil, i, basis))
@@ -167,7 +157,7 @@ func ControlULRLayer(inputs *mat.Dense, loss0 []float64, c ULRControl) (ULRLayer
 // U diag(λ/(Kσ²)) Uᵀ every direction reaches σ0²C².
 func (n ULRLayerNoise) TopUp(out int, rng *rand.Rand) *mat.Dense {
 	if n.sigmaOnly {
-		panic("optim: TopUp on a σ-only controller decision (ULRControl.SigmaOnly): paper mode needs the eigenvectors")
+		panic("optim: TopUp on a public σ_l (certified mode), which computes no eigen-directions: paper mode needs the controller")
 	}
 	xi := mat.NewDense(out, n.dim, nil)
 	raw := xi.RawMatrix().Data

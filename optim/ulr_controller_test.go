@@ -159,33 +159,3 @@ func TestULRControllerRefuses(t *testing.T) {
 		}
 	}
 }
-
-// SigmaOnly (certified mode) gives the same σ_l and λ_min as the full decomposition, from the
-// eigenvalues alone, on M_l directly (b ≥ d) and on the dual (b < d); TopUp then refuses.
-func TestULRSigmaOnlyMatches(t *testing.T) {
-	rng := rand.New(rand.NewPCG(8, 9))
-	for _, bd := range [][2]int{{40, 6}, {6, 40}, {30, 30}} {
-		a, loss := ulrInputs(rng, bd[0], bd[1])
-		ctl := ULRControl{Copies: 3, ClipNorm: 1, NoiseMultiplier: 2, SigmaFloor: 1e-4}
-		full, err := ControlULRLayer(a, loss, ctl)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctl.SigmaOnly = true
-		only, err := ControlULRLayer(a, loss, ctl)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if math.Abs(only.Sigma/full.Sigma-1) > 1e-9 || math.Abs(only.LambdaMin-full.LambdaMin) > 1e-9*math.Max(full.LambdaMin, 1) {
-			t.Errorf("b×d = %v: σ-only σ = %v, λ_min = %v; full σ = %v, λ_min = %v", bd, only.Sigma, only.LambdaMin, full.Sigma, full.LambdaMin)
-		}
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("b×d = %v: TopUp on a σ-only decision did not panic", bd)
-				}
-			}()
-			only.TopUp(2, rng)
-		}()
-	}
-}
