@@ -81,7 +81,7 @@ func SquaredNormsBuf(sq []float64, a, g []float32, geo LayerGeometry, buf []floa
 	// Conv: in float64, by the Gram identity or one product per example, whichever is cheaper
 	// (convSquaredNorm).
 	gram := geo.UseGram()
-	b64 = growF64(b64, r*(d+k)+2*r*r+d*k)
+	b64 = GrowF64(b64, r*(d+k)+2*r*r+d*k)
 	for i := range m {
 		sq[i] += convSquaredNorm(a[i*r*d:(i+1)*r*d], g[i*r*k:(i+1)*r*k], geo, gram, b64)
 	}
@@ -255,7 +255,7 @@ func ScaledSumBuf(gw, gb []float32, a, g []float32, scale []float32, geo LayerGe
 		lo = hi
 	}
 	if geo.Bias {
-		buf = grow(buf, k)
+		buf = Grow(buf, k)
 		s := buf[:k]
 		ColumnSums(s, g, k)
 		for c, v := range s {
@@ -289,7 +289,7 @@ func SumProducts64(gw, gb []float32, blk []float64, scale []float32, geo LayerGe
 			}
 		}
 	}
-	s = growF64(s, d*k+k)
+	s = GrowF64(s, d*k+k)
 	w64, b64 := s[:d*k], s[d*k:d*k+k]
 	blas64.Gemm(blas.Trans, blas.NoTrans, 1, blas64.General{Rows: m * r, Cols: d, Stride: d, Data: a64},
 		blas64.General{Rows: m * r, Cols: k, Stride: k, Data: g64}, 0, blas64.General{Rows: d, Cols: k, Stride: k, Data: w64})
@@ -321,7 +321,7 @@ func SumProducts64(gw, gb []float32, blk []float64, scale []float32, geo LayerGe
 func addProducts64(gw, gb, a, g []float32, scale []float32, m int, geo LayerGeometry, s []float64) []float64 {
 	r, d, k := geo.Rows, geo.In, geo.Out
 	grp := max(min(m, products64Group), 1)
-	s = growF64(s, d*k+k+grp*r*(d+k))
+	s = GrowF64(s, d*k+k+grp*r*(d+k))
 	w64, b64 := s[:d*k], s[d*k:d*k+k]
 	a64, g64 := s[d*k+k:d*k+k+grp*r*d], s[d*k+k+grp*r*d:d*k+k+grp*r*(d+k)]
 	clear(w64)
