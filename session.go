@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/accounting/modes"
@@ -87,31 +88,122 @@ type StepResult struct {
 	// Stats are the model's un-noised statistics on the batch (loss sum, correct, size):
 	// functions of private data, for monitoring only; never release them.
 	Stats optim.Stats
+	// StepSize is the learning rate the step used.
+	StepSize float64
 }
 
 // Session is a private training loop that owns its sampler, its optimizer, its live
 // accountants and the rule that stops before the target ε is exceeded: each Step draws the
 // next batch from the session's own sampler, so its records always declare the scheme that
-// really drew the batch.
+// really drew the batch. MakePrivate and MakePrivateWithEpsilon build a DP-SGD session over
+// in-memory data; NewSession assembles one from any optimizer, sampler and dataset (the
+// YAML trainer in package train runs every algorithm through it).
 //
 // A Session is not safe for concurrent use.
 type Session struct {
 	cfg     Config
 	model   optim.GradientOracle
-	x       []float32
-	y       []int32
-	d       int
+	src     Source
 	sampler data.Sampler
-	opt     *optim.DPSGD
-	noise   *optim.Noise
+	opt     optim.Optimizer
 	live    *accounting.Live
-	run     accounting.Run
+	stop    StopRule
 	planned int
 	stopped bool
+	// released is Parts.Released; streams are the seeded random streams a checkpoint carries.
+	released func(step int, records []accounting.Step) error
+	streams  map[string]*optim.Noise
+	private  bool
 
 	idx []int
 	bx  []float32
 	by  []int32
+}
+
+// Source is the training data a Session draws its batches from: Len examples, each of Dim
+// features, copied into a batch's buffers by Gather (x has room for len(idx)·Dim values).
+// *data.Split implements it.
+type Source interface {
+	Len() int
+	Dim() int
+	Gather(idx []int, x []float32, y []int32) error
+}
+
+// StopRule is the privacy target a Session holds: Step refuses, before running it, any step
+// after which Accountant's ε at Delta would exceed TargetEpsilon. A zero TargetEpsilon sets no
+// target (the accountants still report ε at Delta).
+type StopRule struct {
+	Accountant    string
+	TargetEpsilon float64
+	Delta         float64
+}
+
+// Parts are the pieces NewSession couples into a private loop. The optimizer declares what
+// each step releases, the sampler declares how it drew each batch (only a data.Sampler can
+// make a data.BatchInfo), and the accountants interpret those records: no part can speak for
+// another.
+type Parts struct {
+	// Model is trained in place; Data is the training set, over which Sampler draws batches
+	// (Sampler.DatasetSize() must equal Data.Len()).
+	Model   optim.GradientOracle
+	Data    Source
+	Sampler data.Sampler
+	// Optimizer takes the private steps. With a target it must be an optim.Declarer, so
+	// that the next step's records are known before the step runs.
+	Optimizer optim.Optimizer
+	// Accountants compose every record the optimizer releases; nil only for a non-private
+	// baseline (then Stop must be zero).
+	Accountants *accounting.Live
+	Stop        StopRule
+	// PlannedSteps is the number of steps Run takes unless the target stops it first.
+	PlannedSteps int
+	// Released, when set, is called with each step's records after the step ran on the
+	// data and before they are composed (a run's ledger is written here, so that a step
+	// that ran is on record whatever happens next).
+	Released func(step int, records []accounting.Step) error
+	// Streams names the random streams (the noise's, the sampler's) whose positions a
+	// seeded session's Checkpoint carries. A session is private only when none of them is
+	// seeded (optim.Noise.Reproducible).
+	Streams map[string]*optim.Noise
+}
+
+// NewSession checks p and returns the session that runs it.
+func NewSession(p Parts) (*Session, error) {
+	switch {
+	case p.Model == nil:
+		return nil, errors.New("dptrain: Parts.Model is nil: pass a models.Network or your own optim.GradientOracle")
+	case p.Data == nil || p.Data.Len() == 0:
+		return nil, errors.New("dptrain: Parts.Data holds no examples")
+	case p.Sampler == nil:
+		return nil, errors.New("dptrain: Parts.Sampler is nil: build one with data.NewSampler over Parts.Data.Len() examples")
+	case p.Optimizer == nil:
+		return nil, errors.New("dptrain: Parts.Optimizer is nil")
+	case p.PlannedSteps < 0:
+		return nil, fmt.Errorf("dptrain: Parts.PlannedSteps %d is negative", p.PlannedSteps)
+	}
+	if n, m := p.Sampler.DatasetSize(), p.Data.Len(); n != m {
+		return nil, fmt.Errorf("dptrain: the sampler draws from %d examples, Parts.Data holds %d: build the sampler over Parts.Data.Len() examples (its records declare n, which the accountants use)", n, m)
+	}
+	if st := p.Stop; st.TargetEpsilon != 0 || st.Accountant != "" {
+		if !(st.TargetEpsilon > 0) || math.IsInf(st.TargetEpsilon, 0) {
+			return nil, fmt.Errorf("dptrain: StopRule.TargetEpsilon %v must be a positive finite number (0: no target)", st.TargetEpsilon)
+		}
+		if !(st.Delta > 0 && st.Delta < 1) {
+			return nil, fmt.Errorf("dptrain: StopRule.Delta %v must be in (0, 1)", st.Delta)
+		}
+		if p.Accountants == nil || !slices.Contains(p.Accountants.Names(), st.Accountant) {
+			return nil, fmt.Errorf("dptrain: StopRule.Accountant %q is not among the session's accountants: add it to Parts.Accountants", st.Accountant)
+		}
+		if _, ok := p.Optimizer.(optim.Declarer); !ok {
+			return nil, fmt.Errorf("dptrain: optimizer %T cannot declare its next step, so the privacy target cannot be enforced: implement optim.Declarer or set no target", p.Optimizer)
+		}
+	}
+	private := p.Accountants != nil
+	for _, n := range p.Streams {
+		private = private && !n.Reproducible()
+	}
+	return &Session{model: p.Model, src: p.Data, sampler: p.Sampler, opt: p.Optimizer, live: p.Accountants,
+		stop: p.Stop, planned: p.PlannedSteps, released: p.Released, streams: p.Streams, private: private}, nil
 }
 
 // MakePrivate returns a Session that trains model with DP-SGD on the n examples of x (n rows
@@ -213,38 +305,47 @@ func newSession(model optim.GradientOracle, x []float32, y []int32, cfg Config) 
 		return nil, fmt.Errorf("dptrain: Config.StopAccountant %q is not among Config.Accountants %v: add it there", cfg.StopAccountant, cfg.Accountants)
 	}
 
-	s := &Session{cfg: cfg, model: model, x: x, y: y, d: d}
+	var noise *optim.Noise
 	if cfg.Seed != nil {
-		s.noise = optim.NewSeededNoise(*cfg.Seed)
+		noise = optim.NewSeededNoise(*cfg.Seed)
 	} else {
 		var err error
-		if s.noise, err = optim.NewNoise(); err != nil {
+		if noise, err = optim.NewNoise(); err != nil {
 			return nil, fmt.Errorf("dptrain: %w", err)
 		}
 	}
 	// The sampler draws from its own stream, never the noise's.
-	var err error
-	if s.sampler, err = data.NewSampler(cfg.Sampling, n, cfg.BatchSize, 0, s.noise.Split().Rand()); err != nil {
+	samplerNoise := noise.Split()
+	sampler, err := data.NewSampler(cfg.Sampling, n, cfg.BatchSize, 0, samplerNoise.Rand())
+	if err != nil {
 		return nil, fmt.Errorf("dptrain: Config.Sampling, Config.BatchSize: %w", err)
 	}
-	if cfg.Steps > 0 {
-		s.planned = cfg.Steps
-	} else if cfg.Sampling == data.SchemePoisson {
-		s.planned = int(math.Ceil(cfg.Epochs/s.sampler.SampleRate() - 1e-9))
-	} else {
-		s.planned = int(math.Ceil(cfg.Epochs*float64(s.sampler.StepsPerEpoch()) - 1e-9))
+	planned := cfg.Steps
+	if cfg.Steps == 0 && cfg.Sampling == data.SchemePoisson {
+		planned = int(math.Ceil(cfg.Epochs/sampler.SampleRate() - 1e-9))
+	} else if cfg.Steps == 0 {
+		planned = int(math.Ceil(cfg.Epochs*float64(sampler.StepsPerEpoch()) - 1e-9))
 	}
-	s.opt, err = optim.NewDPSGD(optim.DPSGDConfig{NoiseMultiplier: cfg.NoiseMultiplier, ClipNorm: cfg.ClipNorm,
-		Schedule: optim.Constant{Rate: cfg.LearningRate}}, s.noise)
+	opt, err := optim.NewDPSGD(optim.DPSGDConfig{NoiseMultiplier: cfg.NoiseMultiplier, ClipNorm: cfg.ClipNorm,
+		Schedule: optim.Constant{Rate: cfg.LearningRate}}, noise)
 	if err != nil {
 		return nil, fmt.Errorf("dptrain: %w", err)
 	}
-	s.run = accounting.Run{UpdateRule: s.opt.UpdateRule(), DatasetSize: n}
-	s.live, err = accounting.NewLive(cfg.Accountants, func(name string) (accounting.Accountant, error) { return modes.New(name, s.run) })
+	run := accounting.Run{UpdateRule: opt.UpdateRule(), DatasetSize: n}
+	live, err := accounting.NewLive(cfg.Accountants, func(name string) (accounting.Accountant, error) { return modes.New(name, run) })
 	if err != nil {
 		return nil, fmt.Errorf("dptrain: Config.Accountants: %w (the run releases every iterate: use composition accountants such as rdp, pld)", err)
 	}
-	if err := s.checkStopAccountant(); err != nil {
+	s, err := NewSession(Parts{Model: model, Data: &data.Split{X: x, Y: y, N: n, D: d}, Sampler: sampler, Optimizer: opt,
+		Accountants: live, PlannedSteps: planned, Streams: map[string]*optim.Noise{"noise": noise, "sampler": samplerNoise}})
+	if err != nil {
+		return nil, err
+	}
+	s.cfg = cfg
+	if cfg.TargetEpsilon > 0 {
+		s.stop = StopRule{Accountant: cfg.StopAccountant, TargetEpsilon: cfg.TargetEpsilon, Delta: cfg.Delta}
+	}
+	if err := s.checkStopAccountant(run); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -252,12 +353,12 @@ func newSession(model optim.GradientOracle, x []float32, y []int32, cfg Config) 
 
 // checkStopAccountant makes sure the stopping accountant accounts for the first planned step
 // and is certified once it has (a paper or approximate ε must not govern stopping).
-func (s *Session) checkStopAccountant() error {
-	first, err := s.opt.DeclareStep(0, data.PlannedBatch(s.sampler, 0))
+func (s *Session) checkStopAccountant(run accounting.Run) error {
+	first, err := s.declarer().DeclareStep(0, data.PlannedBatch(s.sampler, 0))
 	if err != nil {
 		return fmt.Errorf("dptrain: %w", err)
 	}
-	a, err := modes.New(s.cfg.StopAccountant, s.run)
+	a, err := modes.New(s.cfg.StopAccountant, run)
 	if err != nil {
 		return fmt.Errorf("dptrain: Config.StopAccountant: %w", err)
 	}
@@ -272,6 +373,9 @@ func (s *Session) checkStopAccountant() error {
 	return nil
 }
 
+// declarer is the session's optimizer as the StepDeclarer MakePrivate's DP-SGD is.
+func (s *Session) declarer() optim.StepDeclarer { return s.opt.(optim.StepDeclarer) }
+
 // calibrate returns the smallest σ for which the stopping accountant's ε after the planned
 // steps, as the optimizer declares them at σ = 1 (the session must have been built with
 // σ = 1), is at most the target.
@@ -281,7 +385,7 @@ func (s *Session) calibrate(ctx context.Context) (float64, error) {
 	}
 	var records []accounting.Step
 	for k := range s.planned {
-		recs, err := s.opt.DeclareStep(k, data.PlannedBatch(s.sampler, k))
+		recs, err := s.declarer().DeclareStep(k, data.PlannedBatch(s.sampler, k))
 		if err != nil {
 			return 0, fmt.Errorf("dptrain: %w", err)
 		}
@@ -289,7 +393,8 @@ func (s *Session) calibrate(ctx context.Context) (float64, error) {
 			records = accounting.AppendRecord(records, r)
 		}
 	}
-	newAcct := func() (accounting.Accountant, error) { return modes.New(s.cfg.StopAccountant, s.run) }
+	run := accounting.Run{UpdateRule: s.opt.UpdateRule(), DatasetSize: s.src.Len()}
+	newAcct := func() (accounting.Accountant, error) { return modes.New(s.cfg.StopAccountant, run) }
 	sigma, _, err := accounting.CalibrateRecordsContext(ctx, newAcct, records, s.cfg.TargetEpsilon, s.cfg.Delta)
 	if err != nil {
 		return 0, fmt.Errorf("dptrain: Config.TargetEpsilon: %w", err)
@@ -299,9 +404,10 @@ func (s *Session) calibrate(ctx context.Context) (float64, error) {
 
 // Step draws the next batch from the session's sampler and takes one private step on it. It
 // returns ErrPlanComplete once the planned steps have run and ErrBudgetExhausted, before
-// touching the data, when the step would take the stopping accountant's ε above
-// Config.TargetEpsilon. A step that has run is composed into every accountant even when an
-// error is returned afterwards.
+// touching the data, when the step would take the stopping accountant's ε above the target.
+// A step that has run is composed into every accountant (after Parts.Released has seen its
+// records) even when an error is returned afterwards. An error from the optimizer wraps it
+// (errors.Is finds optim.ErrNotFinite).
 func (s *Session) Step() (StepResult, error) {
 	if s.stopped {
 		return StepResult{}, ErrBudgetExhausted
@@ -311,12 +417,12 @@ func (s *Session) Step() (StepResult, error) {
 	}
 	idx, info := s.sampler.Next(s.idx[:0])
 	s.idx = idx
-	if s.cfg.TargetEpsilon > 0 {
-		next, err := s.opt.Declare(info)
+	if st := s.stop; st.TargetEpsilon > 0 {
+		next, err := s.opt.(optim.Declarer).Declare(info)
 		if err != nil {
 			return StepResult{}, fmt.Errorf("dptrain: %w", err)
 		}
-		over, err := s.live.WouldOvershootAll(next, s.cfg.TargetEpsilon, s.cfg.Delta, s.cfg.StopAccountant)
+		over, err := s.live.WouldOvershootAll(next, st.TargetEpsilon, st.Delta, st.Accountant)
 		if err != nil {
 			return StepResult{}, fmt.Errorf("dptrain: %w", err)
 		}
@@ -325,27 +431,34 @@ func (s *Session) Step() (StepResult, error) {
 			return StepResult{}, ErrBudgetExhausted
 		}
 	}
-	b := len(idx)
+	b, d := len(idx), s.src.Dim()
 	if cap(s.by) < b {
-		s.bx = make([]float32, b*s.d)
+		s.bx = make([]float32, b*d)
 		s.by = make([]int32, b)
 	}
-	bx, by := s.bx[:b*s.d], s.by[:b]
-	for i, j := range idx {
-		copy(bx[i*s.d:(i+1)*s.d], s.x[j*s.d:(j+1)*s.d])
-		by[i] = s.y[j]
+	bx, by := s.bx[:b*d], s.by[:b]
+	if err := s.src.Gather(idx, bx, by); err != nil {
+		return StepResult{}, fmt.Errorf("dptrain: step %d: %w", s.opt.Steps()+1, err)
 	}
 	res, err := s.opt.Step(s.model, optim.Batch{X: bx, Y: by, N: b, Index: idx}, info)
 	if err != nil {
 		return StepResult{}, fmt.Errorf("dptrain: step %d: %w", s.opt.Steps()+1, err)
 	}
-	for _, r := range res.Records {
-		var refused *accounting.RefusedError
-		if err := s.live.Compose(r); err != nil && !errors.As(err, &refused) {
-			return StepResult{}, fmt.Errorf("dptrain: step %d: %w", s.opt.Steps(), err)
+	step := s.opt.Steps()
+	if s.released != nil {
+		if err := s.released(step, res.Records); err != nil {
+			return StepResult{}, fmt.Errorf("dptrain: step %d: %w", step, err)
 		}
 	}
-	return StepResult{Step: s.opt.Steps(), Batch: info, Records: res.Records, Stats: res.Stats}, nil
+	if s.live != nil {
+		for _, r := range res.Records {
+			var refused *accounting.RefusedError
+			if err := s.live.Compose(r); err != nil && !errors.As(err, &refused) {
+				return StepResult{}, fmt.Errorf("dptrain: step %d: %w", step, err)
+			}
+		}
+	}
+	return StepResult{Step: step, Batch: info, Records: res.Records, Stats: res.Stats, StepSize: res.StepSize}, nil
 }
 
 // Run calls Step until the plan is complete or the target ε is reached, calling each (when not
@@ -371,10 +484,13 @@ func (s *Session) Run(ctx context.Context, each func(StepResult) error) error {
 	}
 }
 
-// Epsilon returns every accountant's guarantee at Config.Delta for the steps run so far, in
-// the order of Config.Accountants.
+// Epsilon returns every accountant's guarantee at the stop rule's δ (Config.Delta) for the
+// steps run so far, in the accountants' order; nil for a non-private session.
 func (s *Session) Epsilon() []Guarantee {
-	gs, errs := s.live.Snapshot(s.cfg.Delta)
+	if s.live == nil {
+		return nil
+	}
+	gs, errs := s.live.Snapshot(s.delta())
 	out := make([]Guarantee, len(gs))
 	for i := range gs {
 		out[i] = Guarantee{Guarantee: gs[i], Err: errs[i]}
@@ -382,10 +498,25 @@ func (s *Session) Epsilon() []Guarantee {
 	return out
 }
 
+// delta is the δ ε is reported at.
+func (s *Session) delta() float64 {
+	if s.stop.Delta > 0 {
+		return s.stop.Delta
+	}
+	return s.cfg.Delta
+}
+
 // CertifiedEpsilon returns the stopping accountant's ε at Config.Delta for the steps run so
 // far: the certified bound the target is held to.
 func (s *Session) CertifiedEpsilon() (float64, error) {
-	g, err := s.live.Epsilon(s.cfg.StopAccountant, s.cfg.Delta)
+	name := s.stop.Accountant
+	if name == "" {
+		name = s.cfg.StopAccountant
+	}
+	if s.live == nil || name == "" {
+		return math.NaN(), errors.New("dptrain: the session has no stopping accountant")
+	}
+	g, err := s.live.Epsilon(name, s.delta())
 	return g.Epsilon, err
 }
 
@@ -398,12 +529,18 @@ func (s *Session) PlannedSteps() int { return s.planned }
 // NoiseMultiplier returns σ: Config.NoiseMultiplier, or the calibrated value.
 func (s *Session) NoiseMultiplier() float64 { return s.cfg.NoiseMultiplier }
 
-// SampleRate returns q, the sampler's declared rate.
+// SampleRate returns q, the sampler's rate (b/n).
 func (s *Session) SampleRate() float64 { return s.sampler.SampleRate() }
 
-// Private reports whether the session's randomness is secret: false when Config.Seed is set,
-// in which case ε describes the mechanism but the run itself must not be released.
-func (s *Session) Private() bool { return !s.noise.Reproducible() }
+// Private reports whether the session's randomness is unpredictable: false when a stream is
+// seeded (Config.Seed), in which case ε describes the mechanism but the run itself must not be
+// released, and for a session without accountants.
+func (s *Session) Private() bool { return s.private }
 
 // Ledger returns the run-length ledger of every record composed so far.
-func (s *Session) Ledger() []accounting.Step { return s.live.Ledger() }
+func (s *Session) Ledger() []accounting.Step {
+	if s.live == nil {
+		return nil
+	}
+	return s.live.Ledger()
+}

@@ -44,6 +44,14 @@ func (s *Split) Len() int {
 	return s.N
 }
 
+// Dim returns D, the number of features of each example.
+func (s *Split) Dim() int {
+	if s == nil {
+		return 0
+	}
+	return s.D
+}
+
 // Row returns example i's features; the slice aliases s.X.
 func (s *Split) Row(i int) []float32 {
 	return s.X[i*s.D : (i+1)*s.D : (i+1)*s.D]
