@@ -11,4 +11,10 @@
 //
 // Epsilon is the one-mode case behind "dptrain account": the guarantee of a number of identical
 // steps under one named mode.
+//
+// Repeated and Described are the runs as those commands are told them: Repeated (for "dptrain
+// account" and its calibrate) turns a sample rate, a number of steps or epochs, a sampling
+// scheme and δ into the step record, and EpsilonEach and Calibrate account for it; Described
+// (for "dptrain account compare") checks its description and evaluates it, and WriteTable
+// prints the report. Their errors name each parameter by the command's flag.
 package compare

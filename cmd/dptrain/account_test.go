@@ -129,20 +129,7 @@ func TestAccountCalibrate(t *testing.T) {
 	}
 }
 
-func TestAccountWarnsWhenDeltaIsNotBelowOneOverN(t *testing.T) {
-	for _, tc := range []struct {
-		f    mechanismFlags
-		warn bool
-	}{
-		{mechanismFlags{delta: 1e-5, datasetSize: 60000}, false},
-		{mechanismFlags{delta: 1e-4, datasetSize: 60000}, true},
-		{mechanismFlags{delta: 1e-4, batch: 256, sampleRate: 256.0 / 60000}, true},
-		{mechanismFlags{delta: 1e-4}, false}, // n unknown
-	} {
-		if w := tc.f.deltaWarning(); (w != "") != tc.warn || tc.warn && !strings.Contains(w, "1/n = 1/60000") {
-			t.Errorf("%+v: warning %q", tc.f, w)
-		}
-	}
+func TestAccountRefusesDeltaOutOfRange(t *testing.T) {
 	if _, _, err := runDptrain(t, "account", "--sample-rate", "0.01", "--noise-multiplier", "1", "--steps", "10", "--delta", "1"); err == nil || !strings.Contains(err.Error(), "--delta 1 must be in (0, 1)") {
 		t.Errorf("δ = 1: %v", err)
 	}
