@@ -120,6 +120,18 @@ type Session struct {
 	by  []int32
 }
 
+// StepError is the error of a Step that failed after the plan and the target let it begin:
+// Step is the number the step would have had (Steps()+1), or had if it ran.
+type StepError struct {
+	Step int
+	Err  error
+}
+
+func (e *StepError) Error() string { return fmt.Sprintf("dptrain: step %d: %v", e.Step, e.Err) }
+
+// Unwrap returns the underlying error (optim.ErrNotFinite, for instance).
+func (e *StepError) Unwrap() error { return e.Err }
+
 // Source is the training data a Session draws its batches from: Len examples, each of Dim
 // features, copied into a batch's buffers by Gather (x has room for len(idx)·Dim values).
 // *data.Split implements it.
@@ -406,8 +418,8 @@ func (s *Session) calibrate(ctx context.Context) (float64, error) {
 // returns ErrPlanComplete once the planned steps have run and ErrBudgetExhausted, before
 // touching the data, when the step would take the stopping accountant's ε above the target.
 // A step that has run is composed into every accountant (after Parts.Released has seen its
-// records) even when an error is returned afterwards. An error from the optimizer wraps it
-// (errors.Is finds optim.ErrNotFinite).
+// records) even when an error is returned afterwards. Any other error is a *StepError
+// wrapping the cause (errors.Is finds optim.ErrNotFinite).
 func (s *Session) Step() (StepResult, error) {
 	if s.stopped {
 		return StepResult{}, ErrBudgetExhausted
@@ -417,14 +429,15 @@ func (s *Session) Step() (StepResult, error) {
 	}
 	idx, info := s.sampler.Next(s.idx[:0])
 	s.idx = idx
+	fail := func(step int, err error) (StepResult, error) { return StepResult{}, &StepError{Step: step, Err: err} }
 	if st := s.stop; st.TargetEpsilon > 0 {
 		next, err := s.opt.(optim.Declarer).Declare(info)
 		if err != nil {
-			return StepResult{}, fmt.Errorf("dptrain: %w", err)
+			return fail(s.opt.Steps()+1, err)
 		}
 		over, err := s.live.WouldOvershootAll(next, st.TargetEpsilon, st.Delta, st.Accountant)
 		if err != nil {
-			return StepResult{}, fmt.Errorf("dptrain: %w", err)
+			return fail(s.opt.Steps()+1, err)
 		}
 		if over {
 			s.stopped = true
@@ -433,28 +446,30 @@ func (s *Session) Step() (StepResult, error) {
 	}
 	b, d := len(idx), s.src.Dim()
 	if cap(s.by) < b {
-		s.bx = make([]float32, b*d)
-		s.by = make([]int32, b)
+		// A Poisson batch fluctuates around its mean: leave room for the next ones.
+		c := b + b/4 + 16
+		s.bx = make([]float32, c*d)
+		s.by = make([]int32, c)
 	}
 	bx, by := s.bx[:b*d], s.by[:b]
 	if err := s.src.Gather(idx, bx, by); err != nil {
-		return StepResult{}, fmt.Errorf("dptrain: step %d: %w", s.opt.Steps()+1, err)
+		return fail(s.opt.Steps()+1, err)
 	}
 	res, err := s.opt.Step(s.model, optim.Batch{X: bx, Y: by, N: b, Index: idx}, info)
 	if err != nil {
-		return StepResult{}, fmt.Errorf("dptrain: step %d: %w", s.opt.Steps()+1, err)
+		return fail(s.opt.Steps()+1, err)
 	}
 	step := s.opt.Steps()
 	if s.released != nil {
 		if err := s.released(step, res.Records); err != nil {
-			return StepResult{}, fmt.Errorf("dptrain: step %d: %w", step, err)
+			return fail(step, err)
 		}
 	}
 	if s.live != nil {
 		for _, r := range res.Records {
 			var refused *accounting.RefusedError
 			if err := s.live.Compose(r); err != nil && !errors.As(err, &refused) {
-				return StepResult{}, fmt.Errorf("dptrain: step %d: %w", step, err)
+				return fail(step, err)
 			}
 		}
 	}

@@ -147,3 +147,21 @@ func (d *Dataset) splits() []*Split {
 }
 
 func (d *Dataset) applied(step string) bool { return slices.Contains(d.Preprocessing, step) }
+
+// Clone returns a deep copy of d: its splits' values and labels are copied, so that
+// preprocessing the copy in place leaves d as it was.
+func (d *Dataset) Clone() *Dataset {
+	c := *d
+	c.Shape = slices.Clone(d.Shape)
+	c.Preprocessing = slices.Clone(d.Preprocessing)
+	c.Train, c.Test = d.Train.Clone(), d.Test.Clone()
+	return &c
+}
+
+// Clone returns a deep copy of s (nil for a nil split).
+func (s *Split) Clone() *Split {
+	if s == nil {
+		return nil
+	}
+	return &Split{X: slices.Clone(s.X), Y: slices.Clone(s.Y), N: s.N, D: s.D}
+}

@@ -77,28 +77,6 @@ func (l *live) voidHiddenState(run accounting.Run, abandoned int) {
 	}
 }
 
-// compose feeds one step's records to every accountant. An accountant that refuses a record
-// stops applying and reports its reason instead of ε from then on; that is not an error for
-// the run (the stopping accountant's refusal surfaces at the next overshoot check).
-func (l *live) compose(records []accounting.Step) error {
-	for _, r := range records {
-		var refused *accounting.RefusedError
-		if err := l.Compose(r); err != nil && !errors.As(err, &refused) {
-			return err
-		}
-	}
-	return nil
-}
-
-// wouldOvershoot reports whether the records of the next step, all of them, would take the
-// stopping accountant above target.
-func (l *live) wouldOvershoot(next []accounting.Step, mode string, target, delta float64) (bool, error) {
-	if r, ok := l.void[mode]; ok {
-		return false, fmt.Errorf("privacy.stop_accountant %s no longer applies to this run: %s. Name a composition accountant (rdp or pld) in privacy.stop_accountant to continue", mode, r)
-	}
-	return l.WouldOvershootAll(next, target, delta, mode)
-}
-
 // snapshot returns ε at δ for every accountant, in the configured order.
 func (l *live) snapshot(delta float64) []ModeEpsilon {
 	gs, errs := l.Snapshot(delta)

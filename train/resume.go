@@ -6,20 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
 )
-
-// declare returns the records the next step will release.
-func (t *Trainer) declare(info optim.BatchInfo) ([]accounting.Step, error) {
-	d, ok := t.opt.(optim.Declarer)
-	if !ok {
-		return nil, fmt.Errorf("optimizer %T cannot declare its next step, so the privacy target cannot be enforced", t.opt)
-	}
-	return d.Declare(info)
-}
 
 // snapshotCheckpoint collects the run's state after step.
 func (t *Trainer) snapshotCheckpoint(step int) (*Checkpoint, error) {

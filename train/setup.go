@@ -21,19 +21,25 @@ import (
 // evaluated on the inputs it was trained on.
 // The training split may be absent (evaluation needs only the test split).
 func LoadData(ctx context.Context, cfg *Config, log *logrus.Logger) (ds *data.Dataset, train, test *data.Split, err error) {
-	return loadData(ctx, cfg, 0, log, false)
+	return loadData(ctx, cfg, 0, log, false, nil)
 }
 
-func loadData(ctx context.Context, cfg *Config, seed uint64, log *logrus.Logger, needTrain bool) (*data.Dataset, *data.Split, *data.Split, error) {
+// own, when not nil, is used instead of the configured dataset (a copy: own is not modified).
+func loadData(ctx context.Context, cfg *Config, seed uint64, log *logrus.Logger, needTrain bool, own *data.Dataset) (*data.Dataset, *data.Split, *data.Split, error) {
 	if log == nil {
 		log = logrus.New()
 		log.SetOutput(io.Discard)
 	}
-	loc := &data.Locator{Dir: cfg.Data.Dir, Seed: seed}
-	log.Infof("data: reading %s", cfg.Data.Dataset)
-	ds, err := loc.Load(ctx, cfg.Data.Dataset)
-	if err != nil {
-		return nil, nil, nil, err
+	var ds *data.Dataset
+	if own != nil {
+		ds = own.Clone()
+	} else {
+		loc := &data.Locator{Dir: cfg.Data.Dir, Seed: seed}
+		log.Infof("data: reading %s", cfg.Data.Dataset)
+		var err error
+		if ds, err = loc.Load(ctx, cfg.Data.Dataset); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	if needTrain && ds.Train.Len() == 0 {
 		return nil, nil, nil, fmt.Errorf("dataset %s at %s has no training split (only test files were found): point data.dir at a directory with the training files, or run dptrain data download --dataset %s",

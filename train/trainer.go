@@ -13,6 +13,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/dptrain/dptrain"
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/accounting/ulr"
 	"github.com/dptrain/dptrain/data"
@@ -47,6 +48,16 @@ type Options struct {
 	// sampler is built, so that n is the new split's size. An audit (train/audit) adds its
 	// input-space canaries here: they are then sampled, clipped and noised like any example.
 	TrainSplit func(*data.Split) (*data.Split, error)
+	// Dataset, when set, is trained on instead of data.dataset (which then only names it in
+	// the summary): a caller's own examples, in memory. It goes through the configured
+	// preprocessing (data.normalize, subsets, features, data.feature_norm) as a dataset
+	// read from disk does; the caller's copy is not modified. Its size n is public, as for
+	// every dataset (the accountants assume it).
+	Dataset *data.Dataset
+	// Model, when set, is trained instead of the network the model section describes (a
+	// caller's own architecture). Its input must match the dataset's examples; it is
+	// trained in place, and a resumed run must pass the same architecture.
+	Model *models.Network
 	// Oracle, when set, wraps the model as the optimizer sees it. An audit injects its
 	// gradient canaries here, inside the private step, so that they are clipped with the
 	// batch and noised with it.
@@ -178,7 +189,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (_ *Trainer, err error)
 	}
 	// Synthetic datasets are generated from the fixed seed 0, whatever the run's seed, so that
 	// every run and dptrain eval see the same data.
-	if t.ds, t.train, t.test, err = loadData(ctx, cfg, 0, t.log, true); err != nil {
+	if t.ds, t.train, t.test, err = loadData(ctx, cfg, 0, t.log, true, opts.Dataset); err != nil {
 		return nil, interrupted(ctx, "loading the data", err)
 	}
 	if opts.TrainSplit != nil {
@@ -192,10 +203,13 @@ func New(ctx context.Context, cfg *Config, opts Options) (_ *Trainer, err error)
 	}
 
 	// Initialisation uses its own stream so that it never shares randomness with the noise.
-	spec := modelSpec(cfg.Model, t.ds)
-	spec.Chunk = chunkFor(cfg.Optimizer.BatchSize)
-	if t.model, err = models.New(spec, t.noise.Split().Rand()); err != nil {
-		return nil, err
+	initStream := t.noise.Split()
+	if t.model = opts.Model; t.model == nil {
+		spec := modelSpec(cfg.Model, t.ds)
+		spec.Chunk = chunkFor(cfg.Optimizer.BatchSize)
+		if t.model, err = models.New(spec, initStream.Rand()); err != nil {
+			return nil, err
+		}
 	}
 	if err := checkModelFits(t.model, t.ds); err != nil {
 		return nil, err
@@ -393,20 +407,14 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	}
 	hooks = append(hooks, t.opts.Hooks...)
 
-	d := t.train.D
-	maxBatch := t.cfg.Optimizer.BatchSize
-	if poissonScheme(t.sampler) {
-		// A Poisson batch exceeds its mean by many standard deviations only with negligible
-		// probability; the buffer grows if it ever does.
-		maxBatch = int(float64(maxBatch) + 8*math.Sqrt(float64(maxBatch)) + 16)
-	}
 	var oracle optim.GradientOracle = t.model
 	if t.opts.Oracle != nil {
 		oracle = t.opts.Oracle(oracle)
 	}
-	x := make([]float32, maxBatch*d)
-	y := make([]int32, maxBatch)
-	idx := make([]int, 0, maxBatch)
+	sess, err := t.session(oracle)
+	if err != nil {
+		return nil, err
+	}
 
 	t.began = time.Now()
 	var stopped string
@@ -418,45 +426,16 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 			interrupted = true
 			break
 		}
-		idxs, bi := t.sampler.Next(idx[:0])
-		info := bi
-		if t.live != nil && cfg.Privacy.TargetEpsilon > 0 {
-			next, err := t.declare(info)
-			if err != nil {
-				return nil, err
-			}
-			over, err := t.live.wouldOvershoot(next, cfg.Privacy.StopAccountant, cfg.Privacy.TargetEpsilon, cfg.Privacy.Delta)
-			if err != nil {
-				return nil, err
-			}
-			if over {
-				stopped = fmt.Sprintf("stopped before step %d: it would raise ε[%s] above the target %g", step+1, cfg.Privacy.StopAccountant, cfg.Privacy.TargetEpsilon)
-				t.log.Info(stopped)
-				break
-			}
+		res, err := sess.Step()
+		if errors.Is(err, dptrain.ErrBudgetExhausted) {
+			stopped = fmt.Sprintf("stopped before step %d: it would raise ε[%s] above the target %g", step+1, cfg.Privacy.StopAccountant, cfg.Privacy.TargetEpsilon)
+			t.log.Info(stopped)
+			break
 		}
-		if len(idxs) > len(y) {
-			x = make([]float32, len(idxs)*d)
-			y = make([]int32, len(idxs))
-		}
-		if err := t.train.Gather(idxs, x, y); err != nil {
-			return nil, err
-		}
-		batch := models.Batch{X: x[:len(idxs)*d], Y: y[:len(idxs)], N: len(idxs), Index: idxs}
-		res, err := t.opt.Step(oracle, batch, info)
 		if err != nil {
-			if errors.Is(err, optim.ErrNotFinite) {
-				return nil, t.diverged(step+1, err.Error())
-			}
-			return nil, fmt.Errorf("step %d of %d: %w (%s)", step+1, t.total, err, t.lastGood())
+			return nil, t.stepFailed(err)
 		}
-		step++
-		if t.ledger != nil {
-			// Recorded first: the step has run on the data, whatever happens next.
-			if err := t.ledger.append(step, res.Records); err != nil {
-				return nil, fmt.Errorf("step %d: %w", step, err)
-			}
-		}
+		step = res.Step
 		si := &StepInfo{Step: step, TotalSteps: t.total, Epoch: float64(step) * t.sampler.SampleRate(),
 			BatchSize: res.Stats.N, LearningRate: res.StepSize, Records: res.Records, ElapsedSec: t.elapsed()}
 		if res.Stats.N > 0 {
@@ -472,11 +451,6 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 		si.NonFinite = res.Stats.NonFinite
 		if !finite(t.model.Params()) { // released values: the one divergence that stops a run
 			return nil, t.diverged(step, "the model's parameters are not finite")
-		}
-		if t.live != nil {
-			if err := t.live.compose(res.Records); err != nil {
-				return nil, fmt.Errorf("step %d: %w", step, err)
-			}
 		}
 		if e := cfg.Training.EvalEvery; e > 0 && step%e == 0 && step != t.total {
 			ev, err := t.Evaluate()
