@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"io"
 
 	"github.com/dptrain/dptrain/accounting"
@@ -106,9 +105,7 @@ func runCompare(w io.Writer, o *compareOptions) error {
 		}
 	}
 	if o.json {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(report)
+		return writeJSON(w, report)
 	}
 	return report.WriteTable(w, o.At)
 }

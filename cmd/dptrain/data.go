@@ -7,10 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/internal/datasets"
 	"github.com/spf13/cobra"
 )
 
@@ -41,17 +40,6 @@ func newDataCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// dataListEntry is one row of "dptrain data list".
-type dataListEntry struct {
-	Dataset string `json:"dataset"`
-	Shape   []int  `json:"shape"`
-	Classes int    `json:"classes"`
-	Train   int    `json:"train"`
-	Test    int    `json:"test"`
-	Found   bool   `json:"found"`
-	Source  string `json:"source"`
-}
-
 func newDataListCmd(a *app) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -59,51 +47,19 @@ func newDataListCmd(a *app) *cobra.Command {
 		Short: "List the datasets known, their shapes and classes, and where each was found",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l := &data.Locator{}
-			var rows []dataListEntry
-			for _, s := range data.Known() {
-				e := dataListEntry{Dataset: s.Name, Shape: s.Shape, Classes: s.Classes, Train: s.TrainSize, Test: s.TestSize}
-				loc, err := l.Find(s.Name)
-				switch {
-				case err == nil:
-					e.Found, e.Source = true, loc.String()
-				case errors.Is(err, os.ErrNotExist):
-					e.Source = "not found (dptrain data download --dataset " + s.Name + ")"
-				default:
-					return err
-				}
-				rows = append(rows, e)
+			rows, err := datasets.List(&data.Locator{})
+			if err != nil {
+				return err
 			}
 			out := dataOut(a, cmd)
 			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rows)
+				return writeJSON(out, rows)
 			}
-			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "DATASET\tSHAPE\tCLASSES\tTRAIN\tTEST\tWHERE")
-			for _, e := range rows {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", e.Dataset, shapeString(e.Shape), e.Classes, e.Train, e.Test, e.Source)
-			}
-			return tw.Flush()
+			return datasets.WriteList(out, rows)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array instead of a table")
 	return cmd
-}
-
-// dataInspectReport is what "dptrain data inspect --json" prints.
-type dataInspectReport struct {
-	Dataset       string   `json:"dataset"`
-	Train         int      `json:"train"`
-	Test          int      `json:"test"`
-	Shape         []int    `json:"shape"`
-	Features      int      `json:"features"`
-	Classes       int      `json:"classes"`
-	Source        string   `json:"source"`
-	Preprocessing []string `json:"preprocessing"`
-	TrainClasses  []int    `json:"train_class_counts,omitempty"`
-	TestClasses   []int    `json:"test_class_counts,omitempty"`
 }
 
 func newDataInspectCmd(a *app) *cobra.Command {
@@ -127,19 +83,7 @@ func newDataInspectCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			r := dataInspectReport{Dataset: d.Name, Train: d.Train.Len(), Test: d.Test.Len(), Shape: d.Shape,
-				Features: d.Dim(), Classes: d.Classes, Source: d.Source, Preprocessing: d.Preprocessing}
-			if r.Preprocessing == nil {
-				r.Preprocessing = []string{}
-			}
-			if d.Classes > 0 {
-				if d.Train != nil {
-					r.TrainClasses = d.Train.ClassCounts(d.Classes)
-				}
-				if d.Test != nil {
-					r.TestClasses = d.Test.ClassCounts(d.Classes)
-				}
-			}
+			r := datasets.Inspect(d)
 			out := dataOut(a, cmd)
 			if asJSON {
 				b, err := json.Marshal(r)
@@ -149,19 +93,7 @@ func newDataInspectCmd(a *app) *cobra.Command {
 				_, err = fmt.Fprintf(out, "%s\n", b)
 				return err
 			}
-			fmt.Fprintf(out, "dataset:  %s\n", r.Dataset)
-			fmt.Fprintf(out, "train:    %d examples%s\n", r.Train, emptyNote(d.Train))
-			fmt.Fprintf(out, "test:     %d examples%s\n", r.Test, emptyNote(d.Test))
-			fmt.Fprintf(out, "shape:    %s (%d features)\n", shapeString(r.Shape), r.Features)
-			fmt.Fprintf(out, "classes:  %d\n", r.Classes)
-			if r.TrainClasses != nil {
-				fmt.Fprintf(out, "train per class: %s\n", intsString(r.TrainClasses))
-			}
-			if r.TestClasses != nil {
-				fmt.Fprintf(out, "test per class:  %s\n", intsString(r.TestClasses))
-			}
-			fmt.Fprintf(out, "preprocessing: %s\n", strings.Join(r.Preprocessing, ", "))
-			fmt.Fprintf(out, "source:   %s\n", r.Source)
+			r.WriteText(out)
 			return nil
 		},
 	}
@@ -211,27 +143,4 @@ func cmdContext(cmd *cobra.Command) context.Context {
 		return ctx
 	}
 	return context.Background()
-}
-
-func shapeString(s []int) string {
-	parts := make([]string, len(s))
-	for i, v := range s {
-		parts[i] = fmt.Sprint(v)
-	}
-	return "[" + strings.Join(parts, ",") + "]"
-}
-
-func intsString(v []int) string {
-	parts := make([]string, len(v))
-	for i, x := range v {
-		parts[i] = fmt.Sprint(x)
-	}
-	return strings.Join(parts, " ")
-}
-
-func emptyNote(s *data.Split) string {
-	if s == nil {
-		return " (none in this source)"
-	}
-	return ""
 }

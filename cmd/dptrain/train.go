@@ -1,12 +1,10 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"runtime/pprof"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -152,70 +150,10 @@ func (a *app) loadRun(config string, sets []string, noProg bool) (*train.Config,
 	return cfg, opts, nil
 }
 
+// printSummary prints the run's summary: as JSON, or as text (see train.Summary.WriteText).
 func printSummary(cmd *cobra.Command, s *train.Summary, asJSON bool) error {
-	out := cmd.OutOrStdout()
 	if asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(s)
+		return writeJSON(cmd.OutOrStdout(), s)
 	}
-	fmt.Fprintf(out, "%s: %s on %s, %s\n", s.Name, s.Algorithm, s.Dataset, s.Model)
-	// σ is printed rounded up: a run configured from the printed value has at least this noise.
-	// DP-SGLD clips nothing: its sensitivity is the loss's Lipschitz constant L.
-	bound := fmt.Sprintf("C = %g", s.ClipNorm)
-	if s.ClipNorm == 0 && s.Lipschitz > 0 {
-		bound = fmt.Sprintf("L = %g", s.Lipschitz)
-	}
-	fmt.Fprintf(out, "test accuracy %.4f (loss %.4f) after %d/%d steps (%.2f epochs, q = %.5g, σ = %s, %s)\n",
-		s.TestAccuracy, s.TestLoss, s.Steps, s.PlannedSteps, s.Epochs, s.SampleRate, train.FormatUp(s.NoiseMultiplier, 5), bound)
-	if s.StoppedEarly != "" {
-		fmt.Fprintln(out, s.StoppedEarly)
-	}
-	for _, c := range s.ChangedOnResume {
-		fmt.Fprintf(out, "changed on resume (--allow-changes): %s\n", c)
-	}
-	if len(s.Epsilon) > 0 {
-		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "accountant\tε\tδ\tlabel\n")
-		for _, e := range s.Epsilon {
-			if e.Error != "" {
-				fmt.Fprintf(tw, "%s\tn/a\t%g\t\t(%s)\n", e.Mode, e.Delta, e.Error)
-				continue
-			}
-			fmt.Fprintf(tw, "%s\t%.4f\t%g\t%s\n", e.Mode, e.Epsilon, e.Delta, e.Label)
-		}
-		if c := s.CertifiedEpsilon; c != nil {
-			fmt.Fprintf(tw, "%s\t%.4f\t%g\t%s\t(not in privacy.accountants: the certified ε of the same run, beside the bounds above)\n", c.Mode, c.Epsilon, c.Delta, c.Label)
-		}
-		tw.Flush()
-		if s.TargetBound != "" {
-			fmt.Fprintln(out, s.TargetBound)
-		}
-		fmt.Fprintf(out, "privacy ledger: %d private steps executed on this data (private/%s)\n", s.LedgerSteps, train.LedgerFile)
-		if s.Rewind != "" {
-			fmt.Fprintf(out, "REWIND: %s\n", s.Rewind)
-		}
-		fmt.Fprintf(out, "declared public: n = %d training examples\n", s.DatasetSize)
-	} else {
-		fmt.Fprintln(out, "non-private run: no privacy guarantee")
-	}
-	if s.NotPrivate != "" {
-		fmt.Fprintf(out, "NOT PRIVATE: %s\n", s.NotPrivate)
-	}
-	perStep := fmt.Sprintf("%.1f ms/step", s.MsPerStep)
-	if s.MsPerStep == 0 {
-		// A finished run resumed, or a run stopped before its first step: no step to time.
-		perStep = "no step ran in this session"
-	}
-	fmt.Fprintf(out, "%.1f s, %s (blas %s; timing is operator only: private/%s); model: %s\n", s.WallSec, perStep, s.BLAS, train.TimingFile, s.ModelFile)
-	switch {
-	case len(s.Epsilon) == 0:
-	case s.Held != "":
-		fmt.Fprintf(out, "NOT YET FOR RELEASE: %s\n", s.Held)
-	case s.NotPrivate != "":
-		fmt.Fprintf(out, "not for release: the model, summary and config of a seeded run are not private (the seed is in %s)\n", train.PrivatePath(s.OutputDir, train.SeedFile))
-	default:
-		fmt.Fprintln(out, train.PublishLine(s.OutputDir))
-	}
-	return nil
+	return s.WriteText(cmd.OutOrStdout())
 }

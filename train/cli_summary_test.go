@@ -1,0 +1,40 @@
+package train
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/dptrain/dptrain/accounting"
+)
+
+// The text summary names the bound a run clips to, says when no step was timed, and says
+// whether the run may be published.
+func TestSummaryWriteText(t *testing.T) {
+	text := func(s Summary) string {
+		t.Helper()
+		var b strings.Builder
+		if err := s.WriteText(&b); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	s := Summary{Name: "run", Lipschitz: 2, OutputDir: "runs/x",
+		Epsilon: []ModeEpsilon{{Mode: "rdp", Epsilon: 1.5, Delta: 1e-5, Label: accounting.Certified}, {Mode: "pld", Delta: 1e-5, Error: "no"}}}
+	out := text(s)
+	for _, want := range []string{", L = 2)", "no step ran in this session", "rdp", "1.5000", "pld", "n/a", "privacy ledger:", PublishLine("runs/x")} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	s.ClipNorm, s.MsPerStep, s.Held = 1, 3, "interrupted"
+	if out := text(s); !strings.Contains(out, "C = 1)") || !strings.Contains(out, "3.0 ms/step") || !strings.Contains(out, "NOT YET FOR RELEASE: interrupted") || strings.Contains(out, PublishLine("runs/x")) {
+		t.Errorf("held run:\n%s", out)
+	}
+	s.Held, s.NotPrivate = "", "seeded"
+	if out := text(s); !strings.Contains(out, "NOT PRIVATE: seeded") || !strings.Contains(out, "not for release") {
+		t.Errorf("seeded run:\n%s", out)
+	}
+	if out := text(Summary{}); !strings.Contains(out, "non-private run: no privacy guarantee") || strings.Contains(out, "release") {
+		t.Errorf("non-private run:\n%s", out)
+	}
+}
