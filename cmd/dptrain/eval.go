@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -30,42 +29,17 @@ func newEvalCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rec := nw.Spec().Preprocessing
-			var dc train.DataConfig
-			switch {
-			case config != "":
-				cfg, err := train.LoadConfig(config, nil)
-				if err != nil {
-					return err
-				}
-				if rec != nil {
-					given, err := train.PreprocessingRecord(cfg)
-					if err != nil {
-						return err
-					}
-					if diff := train.PreprocessingDiff(rec, given); len(diff) > 0 {
-						return fmt.Errorf("%s was trained with other inputs than %s prepares (recorded in the model → in the config):\n  %s\nevaluate with the model's own run config, or with --dataset %s alone", model, config, strings.Join(diff, "\n  "), rec["data.dataset"])
-					}
-				}
-				dc = cfg.Data
-			case rec != nil:
-				if dc, err = train.DataFromRecord(rec); err != nil {
-					return fmt.Errorf("%s: %w", model, err)
-				}
-				if dataset != dc.Dataset {
-					return fmt.Errorf("%s was trained on %s (the file records it): its accuracy on %s would mean nothing; pass --dataset %s", model, dc.Dataset, dataset, dc.Dataset)
-				}
-				if cmd.Flags().Changed("normalize") && normalize != dc.Normalize {
-					return fmt.Errorf("%s was trained with data.normalize %s (the file records it), not --normalize %s: leave --normalize out, the recorded preprocessing is used", model, dc.Normalize, normalize)
-				}
-			default:
-				a.log.Warnf("%s does not record its preprocessing (written by an older dptrain): assuming --dataset %s with --normalize %s and no features; if the model was trained otherwise, pass --config with the run's config.yaml", model, dataset, normalize)
-				dc = train.DataConfig{Dataset: dataset, Normalize: normalize}
+			dc, warning, err := train.EvalData(train.EvalRequest{Model: model, Recorded: nw.Spec().Preprocessing,
+				Config: config, Dataset: dataset, Normalize: normalize, NormalizeSet: cmd.Flags().Changed("normalize")})
+			if err != nil {
+				return err
+			}
+			if warning != "" {
+				a.log.Warn(warning)
 			}
 			if dir != "" {
 				dc.Dir = dir
 			}
-			dc.TrainSubset, dc.TestSubset = 0, 0
 			ds, _, test, err := train.LoadData(cmd.Context(), &train.Config{Data: dc}, a.log)
 			if err != nil {
 				return err

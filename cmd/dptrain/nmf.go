@@ -1,14 +1,9 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"math"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	"gonum.org/v1/gonum/stat"
 
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/internal/nmfrun"
@@ -80,16 +75,13 @@ reproducibility unless --noise-seed is -1: a seeded run is not private.`,
 }
 
 func runNMF(cmd *cobra.Command, f *nmfFlags) error {
-	if f.epochs <= 0 || f.seeds <= 0 {
-		return errors.New("--epochs and --seeds must be positive")
+	set := nmfrun.Settings{
+		Rows: f.rows, Cols: f.cols, Rank: f.rank, Epochs: f.epochs, Seeds: f.seeds, Inner: f.inner,
+		Eta: f.eta, Kappa: f.kappa, RowNorm: f.rowNorm, Clip: f.clip,
+		Target: f.target, Alpha: f.alpha, Delta: f.delta, NoiseSeed: f.noiseSeed,
 	}
-	if !(f.target > 0) || !(f.alpha > 1) || math.IsInf(f.alpha, 1) {
-		return fmt.Errorf("--rdp %v and --alpha %v: want a positive target at a finite order > 1", f.target, f.alpha)
-	}
-	for _, m := range f.methods {
-		if !nmfrun.Known(m) {
-			return fmt.Errorf("--methods: unknown %q: want dp-mbcd, dp-mbcd-certified, dp-sgd, mbcd or sgd", m)
-		}
+	if err := set.Check(f.methods); err != nil {
+		return err
 	}
 	ds, _, err := data.NewLowRank(data.LowRankConfig{Rows: f.rows, Cols: f.cols, Rank: f.rank, Noise: data.DefaultLowRank.Noise, Seed: f.dataSeed})
 	if err != nil {
@@ -101,32 +93,9 @@ func runNMF(cmd *cobra.Command, f *nmfFlags) error {
 	if f.noiseSeed >= 0 {
 		fmt.Fprintln(out, "seeded noise: reproducible, not private (use --noise-seed -1 for a release)")
 	}
-	set := nmfrun.Settings{
-		Rows: f.rows, Cols: f.cols, Rank: f.rank, Epochs: f.epochs, Seeds: f.seeds, Inner: f.inner,
-		Eta: f.eta, Kappa: f.kappa, RowNorm: f.rowNorm, Clip: f.clip,
-		Target: f.target, Alpha: f.alpha, Delta: f.delta, NoiseSeed: f.noiseSeed,
+	cells, err := nmfrun.Run(set, ds.Train.X, f.methods, f.batches)
+	if err != nil {
+		return err
 	}
-	var cells []nmfrun.Cell
-	for _, b := range f.batches {
-		if b <= 0 || f.rows%b != 0 {
-			return fmt.Errorf("--batch %d must divide the %d rows (shuffle-once partition of equal batches)", b, f.rows)
-		}
-		for _, name := range f.methods {
-			c, err := nmfrun.RunCell(set, ds.Train.X, name, b)
-			if err != nil {
-				return fmt.Errorf("%s b=%d: %w", name, b, err)
-			}
-			cells = append(cells, c)
-		}
-	}
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "method\tb\tσ\trel. error (mean ± std)\tprivacy of Y (each accountant, its label)\ts/run")
-	for _, c := range cells {
-		mean, std := stat.MeanStdDev(c.Errs, nil)
-		if len(c.Errs) < 2 {
-			std = 0
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%.4g\t%.4f ± %.4f\t%s\t%.1f\n", c.Method, c.B, c.Sigma, mean, std, strings.Join(c.Guarantees, "; "), c.Seconds)
-	}
-	return tw.Flush()
+	return nmfrun.WriteTable(out, cells)
 }

@@ -1,0 +1,40 @@
+package train
+
+import (
+	"strings"
+	"testing"
+)
+
+// EvalData takes the data from the config or from the model's record, refuses a request that
+// contradicts the record, and warns when it has to assume the preprocessing.
+func TestEvalData(t *testing.T) {
+	const quick, sgld = "../configs/quickstart.yaml", "../configs/fmnist-logreg-dpsgld.yaml"
+	cfg, err := LoadConfig(quick, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := PreprocessingRecord(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc, warn, err := EvalData(EvalRequest{Model: "m.dpm", Recorded: rec, Config: quick})
+	if err != nil || warn != "" || dc.Dataset != cfg.Data.Dataset || dc.TrainSubset != 0 || dc.TestSubset != 0 {
+		t.Errorf("own config: %+v, %q, %v", dc, warn, err)
+	}
+	if _, _, err := EvalData(EvalRequest{Model: "m.dpm", Recorded: rec, Config: sgld}); err == nil || !strings.Contains(err.Error(), "other inputs") {
+		t.Errorf("other config: %v", err)
+	}
+	if dc, _, err := EvalData(EvalRequest{Model: "m.dpm", Recorded: rec, Dataset: cfg.Data.Dataset, Normalize: "unit"}); err != nil || dc.Normalize != cfg.Data.Normalize {
+		t.Errorf("recorded, --normalize not given: %+v, %v", dc, err)
+	}
+	if _, _, err := EvalData(EvalRequest{Model: "m.dpm", Recorded: rec, Dataset: "mnist"}); err == nil || !strings.Contains(err.Error(), "pass --dataset "+cfg.Data.Dataset) {
+		t.Errorf("other dataset: %v", err)
+	}
+	if _, _, err := EvalData(EvalRequest{Model: "m.dpm", Recorded: rec, Dataset: cfg.Data.Dataset, Normalize: "unit", NormalizeSet: true}); err == nil || !strings.Contains(err.Error(), "not --normalize unit") {
+		t.Errorf("other normalisation: %v", err)
+	}
+	dc, warn, err = EvalData(EvalRequest{Model: "old.dpm", Dataset: "mnist", Normalize: "unit"})
+	if err != nil || !strings.Contains(warn, "does not record its preprocessing") || dc.Dataset != "mnist" || dc.Normalize != "unit" {
+		t.Errorf("no record: %+v, %q, %v", dc, warn, err)
+	}
+}
