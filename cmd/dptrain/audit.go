@@ -2,28 +2,22 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"slices"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	bound "github.com/dptrain/dptrain/accounting/audit"
-	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/internal/auditreport"
 	"github.com/dptrain/dptrain/internal/plot"
-	"github.com/dptrain/dptrain/train"
 	"github.com/dptrain/dptrain/train/audit"
 )
 
 func init() { subcommands = append(subcommands, newAuditCmd) }
 
 // AuditFile is the audit report written into the run's output directory.
-const AuditFile = "audit.json"
+const AuditFile = auditreport.File
 
 func newAuditCmd(a *app) *cobra.Command {
 	var (
@@ -56,10 +50,7 @@ the final model's loss. The default follows privacy.release.`,
 			if err != nil {
 				return err
 			}
-			if !slices.ContainsFunc(sets, func(s string) bool { return strings.HasPrefix(s, "output.dir=") }) {
-				// An audit is a run of its own (with canaries): never the config's training run.
-				cfg.Output.Dir += "-audit"
-			}
+			auditreport.Isolate(cfg, sets) // an audit is a run of its own (with canaries)
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
 			o := audit.Options{Canaries: canaries, Threat: audit.Threat(threat), Confidence: confidence, Support: support}
@@ -70,7 +61,7 @@ the final model's loss. The default follows privacy.release.`,
 			if err != nil {
 				return err
 			}
-			if err := data.WriteFileAtomic(filepath.Join(cfg.Output.Dir, AuditFile), func(w io.Writer) error { return writeJSON(w, rep) }); err != nil {
+			if err := auditreport.Save(cfg.Output.Dir, rep); err != nil {
 				return err
 			}
 			if plotFile != "" {
@@ -81,7 +72,7 @@ the final model's loss. The default follows privacy.release.`,
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), rep)
 			}
-			return printAudit(cmd.OutOrStdout(), rep)
+			return auditreport.WriteText(cmd.OutOrStdout(), rep)
 		},
 	}
 	cmd.Flags().StringVar(&config, "config", "", "YAML config file")
@@ -101,38 +92,4 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-func printAudit(out io.Writer, r *audit.Report) error {
-	s := r.Summary
-	fmt.Fprintf(out, "%s: %s on %s, %s; %d/%d steps, q = %.5g, σ = %s, C = %g, test accuracy %.4f\n",
-		s.Name, s.Algorithm, s.Dataset, s.Model, s.Steps, s.PlannedSteps, s.SampleRate, train.FormatUp(s.NoiseMultiplier, 5), s.ClipNorm, s.TestAccuracy)
-	b := r.Bound
-	fmt.Fprintf(out, "audit (%s, %s neighbours): %d canaries, %d included", r.Threat, r.Adjacency, r.Canaries, r.Included)
-	if r.Support > 0 {
-		fmt.Fprintf(out, ", gradient canaries on %d coordinate(s) each", r.Support)
-	}
-	fmt.Fprintf(out, "\nε_lower = %.4f at %g%% confidence (δ = %g): %d of %d guesses correct (k₊ = %d, k₋ = %d; confidence split over %d guess counts)\n",
-		b.Epsilon, 100*b.Confidence, b.Delta, b.Best.Correct, b.Best.Made(), b.Best.Plus, b.Best.Minus, b.Bonferroni)
-	if len(r.Modes) == 0 {
-		fmt.Fprintln(out, "non-private run: no accountant to hold to the bound")
-	} else {
-		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "accountant\tε\tlabel\tverdict\n")
-		for _, v := range r.Modes {
-			if v.Error != "" {
-				fmt.Fprintf(tw, "%s\tn/a\t\t%s (%s)\n", v.Mode, v.Verdict, v.Error)
-				continue
-			}
-			fmt.Fprintf(tw, "%s\t%.4f\t%s\t%s\n", v.Mode, v.Epsilon, v.Label, v.Verdict)
-		}
-		tw.Flush()
-	}
-	fmt.Fprintln(out, "an audit can only refute a bound, never certify one")
-	if s.Reproducible {
-		fmt.Fprintln(out, "WARNING: a seed was set; the canaries and the noise are reproducible: this run is not for release")
-	}
-	fmt.Fprintf(out, "%.1f s; report: %s; the run's checkpoints and metrics (operator only, not covered by the guarantee): %s\n",
-		s.WallSec, filepath.Join(s.OutputDir, AuditFile), train.PrivatePath(s.OutputDir)+string(filepath.Separator))
-	return nil
 }

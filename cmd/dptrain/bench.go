@@ -3,10 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -62,8 +58,8 @@ machine noise hits both alike, and report the median ms per step and their ratio
 				return err
 			}
 			if !noMemory {
-				s, err1 := childRSS(model, engine, batch, warmup, steps, "sgd")
-				d, err2 := childRSS(model, engine, batch, warmup, steps, "dpsgd")
+				s, err1 := bench.ChildPeakRSS(c, "sgd")
+				d, err2 := bench.ChildPeakRSS(c, "dpsgd")
 				if err1 != nil || err2 != nil {
 					a.log.Warnf("peak memory not measured: %v %v", err1, err2)
 				} else {
@@ -92,22 +88,4 @@ machine noise hits both alike, and report the median ms per step and their ratio
 	cmd.Flags().StringVar(&measure, "measure-child", "", "internal: run one kind of step and print peak RSS")
 	cmd.Flags().MarkHidden("measure-child")
 	return cmd
-}
-
-// childRSS runs this binary on one kind of step and returns its peak RSS in MB.
-func childRSS(model, engine string, batch, warmup, steps int, kind string) (float64, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return 0, err
-	}
-	out, err := exec.Command(exe, "bench", "throughput", "--model", model, "--engine", engine, "--batch", strconv.Itoa(batch),
-		"--warmup", strconv.Itoa(warmup), "--steps", strconv.Itoa(min(steps, 5)), "--measure-child", kind).Output()
-	if err != nil {
-		return 0, fmt.Errorf("%s child: %w", kind, err)
-	}
-	kib, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
-	if err != nil {
-		return 0, fmt.Errorf("%s child printed %q", kind, out)
-	}
-	return kib / 1024, nil
 }
