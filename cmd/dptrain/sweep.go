@@ -1,15 +1,10 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -93,31 +88,14 @@ another process runs is reported as running elsewhere. Each cell's output goes t
 			}
 			ctx, received, stop := signalContext(cmd.Context())
 			defer stop()
-			blas := os.Getenv("OPENBLAS_NUM_THREADS")
-			if blas == "" {
-				blas = strconv.Itoa(sweep.BLASThreads)
-			}
-			a.log.Infof("running %d cells of %s with %d workers, GOMAXPROCS=%d and %s OpenBLAS thread(s) each", len(p.Cells), p.Suite, workers, sweep.Threads(workers), blas)
+			a.log.Infof("running %d cells of %s with %d workers, GOMAXPROCS=%d and %s OpenBLAS thread(s) each", len(p.Cells), p.Suite, workers, sweep.Threads(workers), sweep.CellBLASThreads())
 			out := cmd.OutOrStdout()
 			rep, err := sweep.Local{
 				Workers: workers,
-				Worker: func(ctx context.Context, i int) *exec.Cmd {
-					return exec.CommandContext(ctx, exe, "--log-level", a.logLevel, "sweep", "run-cell", p.Dir(), "--index", strconv.Itoa(i), "--no-progress")
-				},
-				OnCell: func(ev sweep.CellEvent) { fmt.Fprintln(out, sweepline.Cell(ev)) },
+				Worker:  sweep.SelfWorker(exe, a.logLevel, p.Dir()),
+				OnCell:  func(ev sweep.CellEvent) { fmt.Fprintln(out, sweepline.Cell(ev)) },
 			}.Run(ctx, p)
-			fmt.Fprintf(out, "%s: %d ran, %d skipped (finished before), %d failed, %d not yet available",
-				p.Suite, rep.Ran, rep.Skipped, rep.Failed, rep.Unavailable)
-			if len(rep.Elsewhere) > 0 {
-				fmt.Fprintf(out, ", %d running elsewhere", len(rep.Elsewhere))
-			}
-			if len(rep.Interrupted) > 0 {
-				fmt.Fprintf(out, ", %d interrupted", len(rep.Interrupted))
-			}
-			fmt.Fprintln(out)
-			for _, i := range slices.Sorted(maps.Keys(rep.Errors)) {
-				fmt.Fprintf(out, "  cell %d: %s\n", i, rep.Errors[i])
-			}
+			fmt.Fprint(out, sweepline.Totals(p.Suite, rep))
 			if sig := received(); sig != nil {
 				return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s: interrupted; the %d running cells were asked to checkpoint. Resume with:\n  dptrain sweep run %s", sig, len(rep.Interrupted), args[0])}
 			}

@@ -2,7 +2,9 @@ package sweepline
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -78,4 +80,24 @@ func Ceil3(x float64) string {
 		v += math.Pow(10, math.Floor(math.Log10(v))-2)
 	}
 	return strconv.FormatFloat(v, 'g', 3, 64)
+}
+
+// Totals is what "dptrain sweep run" prints when the run ends: how many cells of the suite ran,
+// were skipped, failed or were not yet available, how many run elsewhere or were interrupted
+// (when any), and then each failed cell's error, by index, one line each.
+func Totals(suite string, rep sweep.LocalReport) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d ran, %d skipped (finished before), %d failed, %d not yet available",
+		suite, rep.Ran, rep.Skipped, rep.Failed, rep.Unavailable)
+	if len(rep.Elsewhere) > 0 {
+		fmt.Fprintf(&b, ", %d running elsewhere", len(rep.Elsewhere))
+	}
+	if len(rep.Interrupted) > 0 {
+		fmt.Fprintf(&b, ", %d interrupted", len(rep.Interrupted))
+	}
+	b.WriteString("\n")
+	for _, i := range slices.Sorted(maps.Keys(rep.Errors)) {
+		fmt.Fprintf(&b, "  cell %d: %s\n", i, rep.Errors[i])
+	}
+	return b.String()
 }

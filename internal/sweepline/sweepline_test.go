@@ -1,6 +1,7 @@
 package sweepline
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -47,5 +48,17 @@ func TestCell(t *testing.T) {
 		Summary: &train.Summary{TestAccuracy: 0.9, Epsilon: []train.ModeEpsilon{{Mode: "rdp", Label: "certified", Epsilon: 1}}}}
 	if got, want := Cell(ev), "[1/4] cell 0 a_1: finished, accuracy 90.00%, ε 1 (rdp, certified), 1.5s; 3 left"; got != want {
 		t.Errorf("Cell = %q, want %q", got, want)
+	}
+}
+
+func TestTotals(t *testing.T) {
+	got := Totals("suite", sweep.LocalReport{Ran: 3, Skipped: 1, Failed: 2, Errors: map[int]string{7: "b", 2: "a"}})
+	want := "suite: 3 ran, 1 skipped (finished before), 2 failed, 0 not yet available\n  cell 2: a\n  cell 7: b\n"
+	if got != want {
+		t.Errorf("Totals = %q, want %q", got, want)
+	}
+	got = Totals("suite", sweep.LocalReport{Elsewhere: []int{1}, Interrupted: []int{2, 3}})
+	if !strings.HasSuffix(got, "not yet available, 1 running elsewhere, 2 interrupted\n") {
+		t.Errorf("Totals = %q", got)
 	}
 }
