@@ -11,6 +11,7 @@ import (
 
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/accounting/modes"
+	"github.com/dptrain/dptrain/algorithm/modelmix"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/optim"
 )
@@ -178,7 +179,7 @@ func TestNewSessionRunsAnyOptimizer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt, err := optim.NewModelMix(optim.ModelMixConfig{NoiseMultiplier: 2, ClipNorm: 1, Schedule: optim.Constant{Rate: 0.1}, MixRatio: 0.02}, noise)
+	opt, err := modelmix.New(modelmix.Config{NoiseMultiplier: 2, ClipNorm: 1, Schedule: optim.Constant{Rate: 0.1}, MixRatio: 0.02}, noise)
 	if err != nil {
 		t.Fatal(err)
 	}

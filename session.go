@@ -9,6 +9,7 @@ import (
 
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/accounting/modes"
+	"github.com/dptrain/dptrain/algorithm/dpsgd"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/optim"
 )
@@ -338,7 +339,7 @@ func newSession(model optim.GradientOracle, x []float32, y []int32, cfg Config) 
 	} else if cfg.Steps == 0 {
 		planned = int(math.Ceil(cfg.Epochs*float64(sampler.StepsPerEpoch()) - 1e-9))
 	}
-	opt, err := optim.NewDPSGD(optim.DPSGDConfig{NoiseMultiplier: cfg.NoiseMultiplier, ClipNorm: cfg.ClipNorm,
+	opt, err := dpsgd.New(dpsgd.Config{NoiseMultiplier: cfg.NoiseMultiplier, ClipNorm: cfg.ClipNorm,
 		Schedule: optim.Constant{Rate: cfg.LearningRate}}, noise)
 	if err != nil {
 		return nil, fmt.Errorf("dptrain: %w", err)

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/dptrain/dptrain/algorithm/dpsgd"
+	"github.com/dptrain/dptrain/algorithm/dpulr"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
@@ -45,7 +47,7 @@ func BenchmarkDPULRStep(b *testing.B) {
 	}
 	sched := optim.Constant{Rate: 1e-3}
 	b.Run("dpsgd", func(b *testing.B) {
-		o, err := optim.NewDPSGD(optim.DPSGDConfig{NoiseMultiplier: 1, ClipNorm: 1, Schedule: sched}, optim.NewSeededNoise(5))
+		o, err := dpsgd.New(dpsgd.Config{NoiseMultiplier: 1, ClipNorm: 1, Schedule: sched}, optim.NewSeededNoise(5))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -58,7 +60,7 @@ func BenchmarkDPULRStep(b *testing.B) {
 				mode = "certified"
 			}
 			b.Run(fmt.Sprintf("dpulr-%s-K%d", mode, k), func(b *testing.B) {
-				o, err := optim.NewDPULR(optim.DPULRConfig{Copies: k, NoiseMultiplier: 1, ClipNorm: 1, SigmaFloor: 0.01,
+				o, err := dpulr.New(dpulr.Config{Copies: k, NoiseMultiplier: 1, ClipNorm: 1, SigmaFloor: 0.01,
 					Certified: certified, Schedule: sched}, optim.NewSeededNoise(5))
 				if err != nil {
 					b.Fatal(err)

@@ -1,14 +1,16 @@
-// Package optim implements one step of each private training algorithm and the pieces they
-// share: DP-SGD (Abadi et al. 2016), DP-SGLD (Ryffel, Bach & Pointcheval,
-// "Differential Privacy Guarantees for Stochastic Gradient Langevin Dynamics", Algorithm 1),
-// DP-SGD with ModelMix (Xiao, Wan & Devadas, "Differentially Private Deep Learning with
-// ModelMix", Algorithm 1), DP-MBCD on a lifted MLP (Chen & Liu, "Hidden State Differential
-// Private Mini-Batch Block Coordinate Descent", Algorithm 4: one Gaussian record per released
-// block per step), DP-ULR (Feng et al., "Forward Learning with Differential Privacy",
-// Algorithm 1), the
-// base update rules applied to a privatised gradient as post-processing (SGD, momentum, Adam,
-// weight decay), learning-rate schedules, per-sample clipping (l2, and ModelMix's l2+l∞) and
-// secure noise.
+// Package optim holds what the private training algorithms' steps share: the Optimizer
+// interface and its companions (Declarer, StepDeclarer, Checkpointer, BlockReleaser,
+// Initializer), a step's Result, the validation of a sampler's batch declaration and the
+// records built from it (PlanBatch, BatchPlan.Record, Normaliser), the base update rules
+// applied to a privatised gradient as post-processing (SGD, momentum, Adam, weight decay),
+// learning-rate schedules, per-sample clipping (l2, and ModelMix's l2+l∞), the state entries
+// the update rules keep across a resume, and secure noise. The algorithms themselves are one
+// package each under algorithm/: DP-SGD (Abadi et al., "Deep Learning with Differential
+// Privacy"), DP-SGLD (Ryffel, Bach & Pointcheval, "Differential Privacy Guarantees for
+// Stochastic Gradient Langevin Dynamics", Algorithm 1), DP-SGD with ModelMix (Xiao, Wan &
+// Devadas, "Differentially Private Deep Learning with ModelMix", Algorithm 1), DP-ULR (Feng
+// et al., "Forward Learning with Differential Privacy", Algorithm 1) and DP-MBCD (Chen & Liu,
+// "Hidden State Differential Private Mini-Batch Block Coordinate Descent", Algorithm 4).
 //
 // # Records
 //
@@ -45,9 +47,9 @@
 //
 // # Resuming
 //
-// DPSGD, ModelMix and DPSGLD implement Checkpointer: State returns the step counter (which
-// drives the schedule, so a resumed run continues at η_k) and the update rule's buffers or
-// ModelMix's previous iterate; Restore checks and loads them. A seeded Noise saves its position
+// The algorithms' optimizers implement Checkpointer: State returns the step counter (which
+// drives the schedule, so a resumed run continues at η_k) and the update rule's buffers
+// (RuleState, RestoreRuleSteps) or the algorithm's own state; Restore checks and loads them. A seeded Noise saves its position
 // with MarshalBinary and resumes with UnmarshalBinary; a secure one refuses to be saved, and a
 // resumed secure run draws a fresh stream with NewNoise. With the parameters, the state and the
 // noise restored, a resumed run is bit-identical to one that never stopped.
@@ -56,5 +58,5 @@
 //
 // Optimizer.UpdateRule and Optimizer.Stateful give accounting.Run's UpdateRule and tell the
 // trainer whether noisy gradients are carried across steps (momentum, Adam), which
-// hidden-state accountants refuse; LangevinConstants.Run gives DP-SGLD's whole accounting.Run.
+// hidden-state accountants refuse.
 package optim

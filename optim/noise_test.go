@@ -250,7 +250,7 @@ func TestNoiseMarshalResumes(t *testing.T) {
 	}
 }
 
-// TestAddGaussianScaled checks that the fused pass equals AddGaussian followed by scaleFinite
+// TestAddGaussianScaled checks that the fused pass equals AddGaussian followed by ScaleFinite
 // bit for bit, whatever the number of workers (1 to 4), on the serial and the chunked path,
 // and that it reports non-finite results.
 func TestAddGaussianScaled(t *testing.T) {
@@ -280,9 +280,9 @@ func TestAddGaussianScaled(t *testing.T) {
 			want := slices.Clone(base)
 			ref := NewSeededNoise(5)
 			ref.AddGaussian(want, tc.std)
-			wantErr := scaleFinite(want, tc.scale)
+			wantErr := ScaleFinite(want, tc.scale)
 			if (wantErr == nil) != tc.finite {
-				t.Fatalf("reference: scaleFinite error %v, want finite %v", wantErr, tc.finite)
+				t.Fatalf("reference: ScaleFinite error %v, want finite %v", wantErr, tc.finite)
 			}
 			next := ref.Rand().Uint64()
 			for workers := 1; workers <= 4; workers++ {
@@ -293,7 +293,7 @@ func TestAddGaussianScaled(t *testing.T) {
 					t.Errorf("%d workers: finite %v, want %v", workers, ok, tc.finite)
 				}
 				if !slices.EqualFunc(got, want, func(a, b float32) bool { return math.Float32bits(a) == math.Float32bits(b) }) {
-					t.Errorf("%d workers: fused result differs from AddGaussian + scaleFinite", workers)
+					t.Errorf("%d workers: fused result differs from AddGaussian + ScaleFinite", workers)
 				}
 				// The stream goes on where the reference's does.
 				if n.Rand().Uint64() != next {

@@ -76,16 +76,6 @@ func (s Cosine) StepSize(k int) float64 {
 	return s.Min + (s.Rate-s.Min)*(1+math.Cos(math.Pi*t))/2
 }
 
-// LangevinDecreasing is DP-SGLD's decreasing schedule η_k = 1/(2β + λk/2), k ≥ 0 (Ryffel, Bach &
-// Pointcheval, Corollary 3.3; η_0 = 1/(2β)), for a β-smooth, λ-strongly convex loss.
-type LangevinDecreasing struct {
-	Smoothness, StrongConvexity float64
-}
-
-func (s LangevinDecreasing) StepSize(k int) float64 {
-	return 1 / (2*s.Smoothness + s.StrongConvexity*float64(k)/2)
-}
-
 func checkRate(r float64) error {
 	if !(r > 0) || math.IsInf(r, 0) {
 		return fmt.Errorf("optim: learning rate %v must be positive and finite", r)

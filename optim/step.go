@@ -1,6 +1,7 @@
 package optim
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -15,10 +16,10 @@ import (
 // no scheme, and every private step refuses it.
 type BatchInfo = data.BatchInfo
 
-// declaration is a BatchInfo's declaration as a step checks and records it. Neighbouring is
+// Declaration is a BatchInfo's declaration as a step checks and records it. Neighbouring is
 // the adjacency the guarantee is stated for: add/remove for the Poisson schemes, replace-one
 // for fixed-size schemes and full batch (n is then public).
-type declaration struct {
+type Declaration struct {
 	Sampling     accounting.Sampling
 	SampleRate   float64
 	BatchSize    int
@@ -29,8 +30,8 @@ type declaration struct {
 }
 
 // declOf reads info's declaration.
-func declOf(info BatchInfo) declaration {
-	return declaration{Sampling: accounting.Sampling(info.Scheme()), SampleRate: info.SampleRate(), BatchSize: info.BatchSize(),
+func declOf(info BatchInfo) Declaration {
+	return Declaration{Sampling: accounting.Sampling(info.Scheme()), SampleRate: info.SampleRate(), BatchSize: info.BatchSize(),
 		DatasetSize: info.DatasetSize(), BatchIndex: info.BatchIndex, MinBatchSize: info.MinBatchSize()}
 }
 
@@ -78,12 +79,12 @@ type Initializer interface {
 	Init(params []float32)
 }
 
-// batchPlan is a validated BatchInfo: the scheme, rate and the fixed normaliser of the
-// gradient sum.
-type batchPlan struct {
-	info declaration
-	// norm is the divisor of the noisy gradient sum, Normaliser of the step's records.
-	norm float64
+// BatchPlan is a validated BatchInfo (PlanBatch): the scheme, rate and the fixed normaliser of
+// the gradient sum.
+type BatchPlan struct {
+	Info Declaration
+	// Norm is the divisor of the noisy gradient sum, Normaliser of the step's records.
+	Norm float64
 }
 
 // Normaliser returns the public divisor b of the noisy gradient sum that a step with record r
@@ -105,106 +106,106 @@ func Normaliser(r accounting.Step) float64 {
 	return float64(r.BatchSize)
 }
 
-// plan validates info against the realised batch and returns the normaliser. The realised
+// PlanBatch validates info against the realised batch and returns the normaliser. The realised
 // batch size is only compared with declared public sizes; it never enters a record.
-func plan(bi BatchInfo, b Batch) (batchPlan, error) {
+func PlanBatch(bi BatchInfo, b Batch) (BatchPlan, error) {
 	info := declOf(bi)
 	if info.Sampling == "" {
-		return batchPlan{}, fmt.Errorf("optim: the batch declares no sampling scheme: take its BatchInfo from the data sampler that drew it (data.Sampler.Next, or data.PlannedBatch for a planned step)")
+		return BatchPlan{}, fmt.Errorf("optim: the batch declares no sampling scheme: take its BatchInfo from the data sampler that drew it (data.Sampler.Next, or data.PlannedBatch for a planned step)")
 	}
 	n := info.DatasetSize
 	if n <= 0 {
-		return batchPlan{}, fmt.Errorf("optim: dataset size %d is not positive: the sampler declares n", n)
+		return BatchPlan{}, fmt.Errorf("optim: dataset size %d is not positive: the sampler declares n", n)
 	}
 	if b.N < 0 {
-		return batchPlan{}, fmt.Errorf("optim: batch has negative size %d", b.N)
+		return BatchPlan{}, fmt.Errorf("optim: batch has negative size %d", b.N)
 	}
-	p := batchPlan{info: info}
+	p := BatchPlan{Info: info}
 	switch info.Sampling {
 	case accounting.Poisson, accounting.PoissonWithRejection:
 		if info.Sampling == accounting.PoissonWithRejection {
 			if info.MinBatchSize < 1 {
-				return batchPlan{}, fmt.Errorf("optim: %s sampling without a rejection threshold (BatchInfo.MinBatchSize = %d) is not supported: set it to N_B ≥ 1", info.Sampling, info.MinBatchSize)
+				return BatchPlan{}, fmt.Errorf("optim: %s sampling without a rejection threshold (BatchInfo.MinBatchSize = %d) is not supported: set it to N_B ≥ 1", info.Sampling, info.MinBatchSize)
 			}
 			if b.N < info.MinBatchSize {
-				return batchPlan{}, fmt.Errorf("optim: %s batch has %d examples, below the threshold %d: the sampler must redraw it", info.Sampling, b.N, info.MinBatchSize)
+				return BatchPlan{}, fmt.Errorf("optim: %s batch has %d examples, below the threshold %d: the sampler must redraw it", info.Sampling, b.N, info.MinBatchSize)
 			}
 		} else if info.MinBatchSize != 0 {
-			return batchPlan{}, fmt.Errorf("optim: Poisson batch declares a rejection threshold %d: use sampling %s", info.MinBatchSize, accounting.PoissonWithRejection)
+			return BatchPlan{}, fmt.Errorf("optim: Poisson batch declares a rejection threshold %d: use sampling %s", info.MinBatchSize, accounting.PoissonWithRejection)
 		}
 		q := info.SampleRate
 		if !(q > 0 && q <= 1) {
-			return batchPlan{}, fmt.Errorf("optim: Poisson sample rate %v is outside (0, 1]", q)
+			return BatchPlan{}, fmt.Errorf("optim: Poisson sample rate %v is outside (0, 1]", q)
 		}
 		if info.BatchSize != 0 {
-			return batchPlan{}, fmt.Errorf("optim: Poisson batch declares batch size %d: its size is random; leave BatchSize 0", info.BatchSize)
+			return BatchPlan{}, fmt.Errorf("optim: Poisson batch declares batch size %d: its size is random; leave BatchSize 0", info.BatchSize)
 		}
-		p.norm = q * float64(n)
+		p.Norm = q * float64(n)
 		if info.Sampling == accounting.PoissonWithRejection {
-			p.norm = float64(info.MinBatchSize)
+			p.Norm = float64(info.MinBatchSize)
 		}
-		if p.info.Neighbouring == "" {
-			p.info.Neighbouring = accounting.AddRemove
+		if p.Info.Neighbouring == "" {
+			p.Info.Neighbouring = accounting.AddRemove
 		}
 	case accounting.WithoutReplacement, accounting.Shuffled, accounting.ShuffledOnce:
 		bs := info.BatchSize
 		if bs <= 0 || bs > n {
-			return batchPlan{}, fmt.Errorf("optim: %s sampling needs 0 < batch size (%d) <= dataset size (%d)", info.Sampling, bs, n)
+			return BatchPlan{}, fmt.Errorf("optim: %s sampling needs 0 < batch size (%d) <= dataset size (%d)", info.Sampling, bs, n)
 		}
 		if b.N != bs {
-			return batchPlan{}, fmt.Errorf("optim: %s batch has %d examples, declared batch size %d: the sampler must not produce partial batches", info.Sampling, b.N, bs)
+			return BatchPlan{}, fmt.Errorf("optim: %s batch has %d examples, declared batch size %d: the sampler must not produce partial batches", info.Sampling, b.N, bs)
 		}
 		q := float64(bs) / float64(n)
 		if info.SampleRate == 0 {
-			p.info.SampleRate = q
+			p.Info.SampleRate = q
 		} else if math.Abs(info.SampleRate-q) > 1e-12*q {
-			return batchPlan{}, fmt.Errorf("optim: sample rate %v differs from batch size / dataset size = %v", info.SampleRate, q)
+			return BatchPlan{}, fmt.Errorf("optim: sample rate %v differs from batch size / dataset size = %v", info.SampleRate, q)
 		}
-		p.norm = float64(bs)
-		if p.info.Neighbouring == "" {
-			p.info.Neighbouring = accounting.ReplaceOne
+		p.Norm = float64(bs)
+		if p.Info.Neighbouring == "" {
+			p.Info.Neighbouring = accounting.ReplaceOne
 		}
 	case accounting.FullBatch:
 		if b.N != n {
-			return batchPlan{}, fmt.Errorf("optim: full batch has %d examples, dataset size %d", b.N, n)
+			return BatchPlan{}, fmt.Errorf("optim: full batch has %d examples, dataset size %d", b.N, n)
 		}
 		if info.SampleRate != 0 && info.SampleRate != 1 {
-			return batchPlan{}, fmt.Errorf("optim: full batch declares sample rate %v, want 1", info.SampleRate)
+			return BatchPlan{}, fmt.Errorf("optim: full batch declares sample rate %v, want 1", info.SampleRate)
 		}
-		p.info.SampleRate = 1
-		p.info.BatchSize = n
-		p.norm = float64(n)
-		if p.info.Neighbouring == "" {
-			p.info.Neighbouring = accounting.ReplaceOne
+		p.Info.SampleRate = 1
+		p.Info.BatchSize = n
+		p.Norm = float64(n)
+		if p.Info.Neighbouring == "" {
+			p.Info.Neighbouring = accounting.ReplaceOne
 		}
 	default:
-		return batchPlan{}, fmt.Errorf("optim: sampling scheme %q is not supported by this step", info.Sampling)
+		return BatchPlan{}, fmt.Errorf("optim: sampling scheme %q is not supported by this step", info.Sampling)
 	}
-	switch p.info.Neighbouring {
+	switch p.Info.Neighbouring {
 	case accounting.AddRemove, accounting.ReplaceOne:
 	default:
-		return batchPlan{}, fmt.Errorf("optim: unknown neighbouring relation %q", p.info.Neighbouring)
+		return BatchPlan{}, fmt.Errorf("optim: unknown neighbouring relation %q", p.Info.Neighbouring)
 	}
 	return p, nil
 }
 
-// record returns the accounting record of a Gaussian release of a gradient sum whose
+// Record returns the accounting record of a Gaussian release of a gradient sum whose
 // per-example contribution is bounded by sens (in l2) with noise of standard deviation std per
 // coordinate, both in the units of the sum. std = 0 gives a non-private record.
-func (p batchPlan) record(sens, std, lr float64) accounting.Step {
+func (p BatchPlan) Record(sens, std, lr float64) accounting.Step {
 	s := accounting.Step{
 		Mechanism:    accounting.Gaussian,
-		Sampling:     p.info.Sampling,
-		Neighbouring: p.info.Neighbouring,
-		SampleRate:   p.info.SampleRate,
+		Sampling:     p.Info.Sampling,
+		Neighbouring: p.Info.Neighbouring,
+		SampleRate:   p.Info.SampleRate,
 		Count:        1,
 		Sensitivity:  sens,
 		NoiseStd:     std,
 		StepSize:     lr,
-		BatchSize:    p.info.BatchSize,
-		DatasetSize:  p.info.DatasetSize,
-		BatchIndex:   p.info.BatchIndex,
-		MinBatchSize: p.info.MinBatchSize,
+		BatchSize:    p.Info.BatchSize,
+		DatasetSize:  p.Info.DatasetSize,
+		BatchIndex:   p.Info.BatchIndex,
+		MinBatchSize: p.Info.MinBatchSize,
 	}
 	if std > 0 {
 		s.NoiseMultiplier = std / sens
@@ -214,10 +215,46 @@ func (p batchPlan) record(sens, std, lr float64) accounting.Step {
 	return s
 }
 
-// checkStepSize returns an error unless lr is a positive finite learning rate.
-func checkStepSize(lr float64, k int) error {
+// CheckStepSize returns an error unless lr is a positive finite learning rate.
+func CheckStepSize(lr float64, k int) error {
 	if !(lr > 0) || math.IsInf(lr, 0) {
 		return fmt.Errorf("optim: schedule gave step size %v at step %d: step sizes must be positive and finite", lr, k)
 	}
 	return nil
+}
+
+// CheckNoiseClip accepts σ > 0 with 0 < C < ∞ (private) and σ = 0 with C > 0 (non-private).
+func CheckNoiseClip(sigma, clip float64) error {
+	if !(sigma >= 0) || math.IsInf(sigma, 0) {
+		return fmt.Errorf("optim: noise multiplier %v must be finite and non-negative (0: non-private)", sigma)
+	}
+	if !(clip > 0) {
+		return fmt.Errorf("optim: clip norm %v must be positive (+Inf: no clipping, non-private only)", clip)
+	}
+	if sigma > 0 && math.IsInf(clip, 1) {
+		return errors.New("optim: a private step needs a finite clip norm: with clip = +Inf the sensitivity is unbounded")
+	}
+	return nil
+}
+
+// ErrNotFinite reports a privatised gradient with NaN or infinite coordinates; the
+// parameters were not updated. Training has diverged (or an input is not finite).
+var ErrNotFinite = errors.New("the gradient is not finite (NaN or infinite coordinates); the parameters were not updated")
+
+// ScaleFinite multiplies g by s and returns an error if any element is not finite.
+func ScaleFinite(g []float32, s float64) error {
+	if !scaleChunk(g, s) {
+		return ErrNotFinite
+	}
+	return nil
+}
+
+// Resize returns a zeroed slice of length n, reusing buf's storage when it is large enough.
+func Resize(buf []float32, n int) []float32 {
+	if cap(buf) < n {
+		return make([]float32, n)
+	}
+	buf = buf[:n]
+	clear(buf)
+	return buf
 }

@@ -142,18 +142,6 @@ func schedule(o OptimizerConfig, total int) (optim.Schedule, error) {
 	}
 }
 
-// updateRule builds the post-processing rule applied to the private gradient.
-func updateRule(o OptimizerConfig) (optim.UpdateRule, error) {
-	switch o.Update {
-	case "momentum", "nesterov":
-		return optim.NewMomentum(o.Momentum, o.Update == "nesterov", o.WeightDecay)
-	case "adam":
-		return optim.NewAdam(o.Beta1, o.Beta2, o.AdamEps, o.WeightDecay, true)
-	default:
-		return optim.NewSGD(o.WeightDecay)
-	}
-}
-
 // plannedSteps is the number of steps the config asks for: training.steps, or epochs passes
 // over n examples (⌈E/q⌉ steps under Poisson sampling, E × steps-per-epoch otherwise).
 func plannedSteps(t TrainingConfig, s data.Sampler) int {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/accounting/modes"
+	"github.com/dptrain/dptrain/algorithm"
 	"github.com/dptrain/dptrain/optim"
 )
 
@@ -101,8 +102,8 @@ func toyObserved(name string, declares bool, seen func(optim.Batch) error) Algor
 		Name: name, Private: true, ClipNorm: true,
 		Accountants: []string{"rdp"},
 		Section:     name, NewSection: func() any { return &toySection{Scale: 1} },
-		Validate: func(_ *Config, s any) []error {
-			if err := positive("optimizer."+name+".scale", s.(*toySection).Scale); err != nil {
+		Validate: func(_ algorithm.Config, s any) []error {
+			if err := algorithm.Positive("optimizer."+name+".scale", s.(*toySection).Scale); err != nil {
 				return []error{err}
 			}
 			return nil

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/dptrain/dptrain/accounting/modes"
+	"github.com/dptrain/dptrain/algorithm"
+	"github.com/dptrain/dptrain/algorithm/dpsgd"
 )
 
 // setDefaults fills the keys a config may leave out; the algorithm's registration gives its
@@ -21,12 +23,13 @@ func (r *Algorithms) setDefaults(c *Config) {
 	}
 	o := &c.Optimizer
 	if o.Algorithm == "" {
-		o.Algorithm = AlgorithmDPSGD
+		o.Algorithm = dpsgd.Name
 	}
 	if o.Update == "" {
 		o.Update = "sgd"
 	}
-	alg, known := r.byName[o.Algorithm]
+	alg, lookupErr := r.Lookup(o.Algorithm)
+	known := lookupErr == nil
 	if o.Sampling == "" {
 		o.Sampling = "poisson"
 		if known && len(alg.Sampling) > 0 {
@@ -73,14 +76,6 @@ func (r *Algorithms) setDefaults(c *Config) {
 // Validate checks the config against the Builtin algorithms (see Algorithms.Validate).
 func (c *Config) Validate() error { return Builtin().Validate(c) }
 
-// positive returns an error unless v is a positive finite number.
-func positive(key string, v float64) error {
-	if !(v > 0) || math.IsInf(v, 0) {
-		return fmt.Errorf("%s = %v: must be a positive number", key, v)
-	}
-	return nil
-}
-
 // Validate checks the config before any work is done and returns every problem found, each
 // naming the key and what to write instead: the common keys here, the algorithm's own
 // through its registration.
@@ -88,7 +83,7 @@ func (r *Algorithms) Validate(c *Config) error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	pos := func(key string, v float64) {
-		if err := positive(key, v); err != nil {
+		if err := algorithm.Positive(key, v); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -210,7 +205,7 @@ func (r *Algorithms) Validate(c *Config) error {
 		}
 	}
 	if alg.Validate != nil {
-		errs = append(errs, alg.Validate(c, section)...)
+		errs = append(errs, alg.Validate(c.algorithmConfig(), section)...)
 	}
 
 	t := c.Training

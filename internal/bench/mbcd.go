@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/dptrain/dptrain/algorithm/dpmbcd"
+	"github.com/dptrain/dptrain/algorithm/dpsgd"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/models/lifted"
@@ -75,11 +77,11 @@ func MBCD(c MBCDConfig) (MBCDResult, error) {
 	}
 	noise := optim.NewSeededNoise(3)
 	sched := optim.Constant{Rate: 0.1}
-	mbcd, err := optim.NewDPMBCD(optim.DPMBCDConfig{Lifted: lm, Offsets: offsets, NoiseMultiplier: 1, ClipNorm: 1, Schedule: sched}, noise)
+	mbcd, err := dpmbcd.New(dpmbcd.Config{Lifted: lm, Offsets: offsets, NoiseMultiplier: 1, ClipNorm: 1, Schedule: sched}, noise)
 	if err != nil {
 		return MBCDResult{}, err
 	}
-	dpsgd, err := optim.NewDPSGD(optim.DPSGDConfig{NoiseMultiplier: 1, ClipNorm: 1, Schedule: sched}, noise)
+	dpsgd, err := dpsgd.New(dpsgd.Config{NoiseMultiplier: 1, ClipNorm: 1, Schedule: sched}, noise)
 	if err != nil {
 		return MBCDResult{}, err
 	}

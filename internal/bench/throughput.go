@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dptrain/dptrain/algorithm/dpsgd"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
@@ -80,7 +81,7 @@ type rig struct {
 	model      *models.Network
 	batch      models.Batch
 	info       optim.BatchInfo
-	sgd, dpsgd *optim.DPSGD
+	sgd, dpsgd *dpsgd.Optimizer
 }
 
 func newRig(name, engine string, batch int) (*rig, error) {
@@ -107,11 +108,11 @@ func newRig(name, engine string, batch int) (*rig, error) {
 	}
 	noise := optim.NewSeededNoise(3)
 	sched := optim.Constant{Rate: 1e-3}
-	sgd, err := optim.NewDPSGD(optim.DPSGDConfig{ClipNorm: math.Inf(1), Schedule: sched}, noise)
+	sgd, err := dpsgd.New(dpsgd.Config{ClipNorm: math.Inf(1), Schedule: sched}, noise)
 	if err != nil {
 		return nil, err
 	}
-	dp, err := optim.NewDPSGD(optim.DPSGDConfig{NoiseMultiplier: 1, ClipNorm: 1, Schedule: sched}, noise)
+	dp, err := dpsgd.New(dpsgd.Config{NoiseMultiplier: 1, ClipNorm: 1, Schedule: sched}, noise)
 	if err != nil {
 		return nil, err
 	}

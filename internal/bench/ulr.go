@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dptrain/dptrain/algorithm/dpsgd"
+	"github.com/dptrain/dptrain/algorithm/dpulr"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
@@ -80,14 +82,14 @@ func ULR(c ULRConfig) (ULRResult, error) {
 	}
 	noise := optim.NewSeededNoise(3)
 	sched := optim.Constant{Rate: 1e-3}
-	dpsgd, err := optim.NewDPSGD(optim.DPSGDConfig{NoiseMultiplier: 1, ClipNorm: 1, Schedule: sched}, noise)
+	dpsgd, err := dpsgd.New(dpsgd.Config{NoiseMultiplier: 1, ClipNorm: 1, Schedule: sched}, noise)
 	if err != nil {
 		return ULRResult{}, err
 	}
 	names, opts := []string{"DP-SGD"}, []optim.Optimizer{dpsgd}
 	for _, m := range c.Modes {
 		for _, k := range c.Copies {
-			o, err := optim.NewDPULR(optim.DPULRConfig{Copies: k, NoiseMultiplier: 1, ClipNorm: 1, SigmaFloor: 0.01,
+			o, err := dpulr.New(dpulr.Config{Copies: k, NoiseMultiplier: 1, ClipNorm: 1, SigmaFloor: 0.01,
 				Sigma: injectedSigma(m, c.Sigma), Certified: m == "certified", Schedule: sched}, noise)
 			if err != nil {
 				return ULRResult{}, err

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/algorithm/dpulr"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
 	"github.com/dptrain/dptrain/train"
@@ -250,7 +251,7 @@ func TestGradientCanariesNeedTheGradientSum(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := g.wrap(nw).(optim.ForwardOracle); ok {
+	if _, ok := g.wrap(nw).(dpulr.ForwardOracle); ok {
 		t.Error("the wrapped network offers forward-only access, which no canary joins")
 	}
 	g.start(nw)
