@@ -96,13 +96,13 @@ type Trainer struct {
 	// samplerNoise is the sampler's own stream, split from noise.
 	samplerNoise *optim.Noise
 	// dist is the data-parallel group; nil for a single process.
-	dist *dist
-	sampler      data.Sampler
-	live         *live
-	sigma        float64
-	total        int
-	hash         string
-	canon        Canonical
+	dist    *dist
+	sampler data.Sampler
+	live    *live
+	sigma   float64
+	total   int
+	hash    string
+	canon   Canonical
 	// elapsedBefore is the training time of the run before it was resumed, began the
 	// start of this process's training loop.
 	elapsedBefore float64
