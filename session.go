@@ -113,6 +113,7 @@ type Session struct {
 	stopped bool
 	// released is Parts.Released; streams are the seeded random streams a checkpoint carries.
 	released func(step int, records []accounting.Step) error
+	agree    func(stop bool) (bool, error)
 	streams  map[string]*optim.Noise
 	private  bool
 
@@ -174,6 +175,10 @@ type Parts struct {
 	// data and before they are composed (a run's ledger is written here, so that a step
 	// that ran is on record whatever happens next).
 	Released func(step int, records []accounting.Step) error
+	// Agree, when set, is called before every step with this process's stop decision (the
+	// stop rule's; false without a target) and returns the decision to follow: in a
+	// data-parallel run, rank 0's, which every rank must follow at the same step.
+	Agree func(stop bool) (bool, error)
 	// Streams names the random streams (the noise's, the sampler's) whose positions a
 	// seeded session's Checkpoint carries. A session is private only when none of them is
 	// seeded (optim.Noise.Reproducible).
@@ -216,7 +221,7 @@ func NewSession(p Parts) (*Session, error) {
 		private = private && !n.Reproducible()
 	}
 	return &Session{model: p.Model, src: p.Data, sampler: p.Sampler, opt: p.Optimizer, live: p.Accountants,
-		stop: p.Stop, planned: p.PlannedSteps, released: p.Released, streams: p.Streams, private: private}, nil
+		stop: p.Stop, planned: p.PlannedSteps, released: p.Released, agree: p.Agree, streams: p.Streams, private: private}, nil
 }
 
 // MakePrivate returns a Session that trains model with DP-SGD on the n examples of x (n rows
@@ -431,19 +436,25 @@ func (s *Session) Step() (StepResult, error) {
 	idx, info := s.sampler.Next(s.idx[:0])
 	s.idx = idx
 	fail := func(step int, err error) (StepResult, error) { return StepResult{}, &StepError{Step: step, Err: err} }
+	over := false
 	if st := s.stop; st.TargetEpsilon > 0 {
 		next, err := s.opt.(optim.Declarer).Declare(info)
 		if err != nil {
 			return fail(s.opt.Steps()+1, err)
 		}
-		over, err := s.live.WouldOvershootAll(next, st.TargetEpsilon, st.Delta, st.Accountant)
-		if err != nil {
+		if over, err = s.live.WouldOvershootAll(next, st.TargetEpsilon, st.Delta, st.Accountant); err != nil {
 			return fail(s.opt.Steps()+1, err)
 		}
-		if over {
-			s.stopped = true
-			return StepResult{}, ErrBudgetExhausted
+	}
+	if s.agree != nil {
+		var err error
+		if over, err = s.agree(over); err != nil {
+			return fail(s.opt.Steps()+1, err)
 		}
+	}
+	if over {
+		s.stopped = true
+		return StepResult{}, ErrBudgetExhausted
 	}
 	b, d := len(idx), s.src.Dim()
 	if cap(s.by) < b {

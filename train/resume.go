@@ -60,6 +60,11 @@ func (t *Trainer) restore(path string) (int, error) {
 			return 0, err
 		}
 	}
+	return t.apply(c, path)
+}
+
+// apply puts the run in the state checkpoint c (read from path) holds.
+func (t *Trainer) apply(c *Checkpoint, path string) (int, error) {
 	if c.Header.NoiseMultiplier != t.sigma {
 		return 0, fmt.Errorf("checkpoint %s was written with noise multiplier %g, this run has %g: resume with the same config", path, c.Header.NoiseMultiplier, t.sigma)
 	}

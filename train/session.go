@@ -21,6 +21,9 @@ func (t *Trainer) session(oracle optim.GradientOracle) (*dptrain.Session, error)
 		// Recorded first: the step has run on the data, whatever happens next.
 		p.Released = func(step int, records []accounting.Step) error { return t.ledger.append(step, records) }
 	}
+	if t.dist != nil {
+		p.Agree = t.dist.decide
+	}
 	if t.live != nil {
 		p.Accountants = t.live.Live
 		if pr := t.cfg.Privacy; pr.TargetEpsilon > 0 {

@@ -17,6 +17,7 @@ import (
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/accounting/ulr"
 	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/internal/mpi"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
 )
@@ -58,6 +59,11 @@ type Options struct {
 	// caller's own architecture). Its input must match the dataset's examples; it is
 	// trained in place, and a resumed run must pass the same architecture.
 	Model *models.Network
+	// Comm, when it has several ranks, trains data-parallel: this process is one rank of the
+	// group (an MPI job: internal/mpi.World), every rank runs New and Run with the same
+	// config, rank 0 owns the run directory and reports, and Run returns a nil Summary on the
+	// other ranks. Nil or one rank: a single process.
+	Comm mpi.Comm
 	// Oracle, when set, wraps the model as the optimizer sees it. An audit injects its
 	// gradient canaries here, inside the private step, so that they are clipped with the
 	// batch and noised with it.
@@ -89,12 +95,14 @@ type Trainer struct {
 	noise *optim.Noise
 	// samplerNoise is the sampler's own stream, split from noise.
 	samplerNoise *optim.Noise
-	sampler      data.Sampler
-	live         *live
-	sigma        float64
-	total        int
-	hash         string
-	canon        Canonical
+	// dist is the data-parallel group; nil for a single process.
+	dist    *dist
+	sampler data.Sampler
+	live    *live
+	sigma   float64
+	total   int
+	hash    string
+	canon   Canonical
 	// elapsedBefore is the training time of the run before it was resumed, began the
 	// start of this process's training loop.
 	elapsedBefore float64
@@ -156,21 +164,31 @@ func New(ctx context.Context, cfg *Config, opts Options) (_ *Trainer, err error)
 	if err := interrupted(ctx, "checking output.dir", nil); err != nil {
 		return nil, err
 	}
-	if err := t.prepareRunDir(); err != nil {
+	if t.dist, err = newDist(opts, cfg.Optimizer.Algorithm); err != nil {
 		return nil, err
+	}
+	if t.dist.leader() {
+		if err := t.prepareRunDir(); err != nil {
+			return nil, err
+		}
 	}
 	defer func() {
 		if err != nil {
 			t.Close()
 		}
 	}()
-	if cfg.Seed == nil && opts.Resume {
+	if cfg.Seed == nil && opts.Resume && t.dist.leader() {
 		// A seeded run's seed is kept in private/, not in its public config.yaml.
 		if cfg.Seed, err = readSeed(cfg.Output.Dir); err != nil {
 			return nil, err
 		}
 		if cfg.Seed != nil {
 			t.log.Infof("seed read from %s: the run being resumed is seeded", PrivatePath(cfg.Output.Dir, SeedFile))
+		}
+	}
+	if t.dist != nil {
+		if t.noise, cfg.Seed, err = t.dist.shareNoise(cfg.Seed); err != nil {
+			return nil, err
 		}
 	}
 	if t.canon, err = canonicalize(cfg); err != nil {
@@ -181,11 +199,17 @@ func New(ctx context.Context, cfg *Config, opts Options) (_ *Trainer, err error)
 	// it as given, so that it has the hash the checkpoints carry and resumes the run.
 	t.givenStop = cfg.Privacy.StopAccountant
 
-	if cfg.Seed != nil {
+	switch {
+	case t.noise != nil: // shared by the ranks of a data-parallel run
+	case cfg.Seed != nil:
 		t.noise = optim.NewSeededNoise(*cfg.Seed)
+	default:
+		if t.noise, err = optim.NewNoise(); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Seed != nil {
 		t.log.Warnf("seed %d is set: sampling and noise are reproducible, so this run is NOT private and must not be released", *cfg.Seed)
-	} else if t.noise, err = optim.NewNoise(); err != nil {
-		return nil, err
 	}
 	// Synthetic datasets are generated from the fixed seed 0, whatever the run's seed, so that
 	// every run and dptrain eval see the same data.
@@ -196,6 +220,9 @@ func New(ctx context.Context, cfg *Config, opts Options) (_ *Trainer, err error)
 		if t.train, err = opts.TrainSplit(t.train); err != nil {
 			return nil, err
 		}
+	}
+	if err := t.dist.checkSameData(t.train); err != nil {
+		return nil, err
 	}
 	t.log.Infof("data: %s from %s: %d training, %d test examples of shape %v", t.ds.Name, t.ds.Source, t.train.Len(), t.test.Len(), t.ds.Shape)
 	if err := interrupted(ctx, "building the model", nil); err != nil {
@@ -213,6 +240,11 @@ func New(ctx context.Context, cfg *Config, opts Options) (_ *Trainer, err error)
 	}
 	if err := checkModelFits(t.model, t.ds); err != nil {
 		return nil, err
+	}
+	if t.dist != nil {
+		if err := t.dist.same("initial parameters", t.model.Params(), nil); err != nil {
+			return nil, err
+		}
 	}
 	rec, err := PreprocessingRecord(cfg)
 	if err != nil {
@@ -291,7 +323,7 @@ func (t *Trainer) buildOptimizer(ctx context.Context, sched optim.Schedule) erro
 	t.sigma = o.NoiseMultiplier.Value
 	if !alg.Private {
 		t.sigma = 0
-	} else if o.NoiseMultiplier.Auto {
+	} else if o.NoiseMultiplier.Auto && t.dist.leader() {
 		t.log.Infof("calibrating the noise multiplier to ε = %g (δ = %g) over %d steps",
 			cfg.Privacy.TargetEpsilon, cfg.Privacy.Delta, t.total)
 		if err := interrupted(ctx, "calibrating the noise multiplier", nil); err != nil {
@@ -305,14 +337,19 @@ func (t *Trainer) buildOptimizer(ctx context.Context, sched optim.Schedule) erro
 		t.log.Infof("calibrated noise multiplier σ = %s (rounded up) for ε = %g (δ = %g, %s) over %d steps",
 			FormatUp(sigma, 6), cfg.Privacy.TargetEpsilon, cfg.Privacy.Delta, cfg.Privacy.StopAccountant, t.total)
 	}
+	if t.dist != nil {
+		if t.sigma, err = t.dist.shareSigma(t.sigma); err != nil {
+			return err
+		}
+	}
 	if t.opt, err = t.plan.NewOptimizer(t.sigma, t.noise); err != nil {
 		return err
 	}
 	if in, ok := t.opt.(optim.Initializer); ok {
 		in.Init(t.model.Params())
 	}
-	if !alg.Private {
-		return nil
+	if !alg.Private || !t.dist.leader() {
+		return nil // rank 0 alone accounts for a data-parallel run
 	}
 	run := t.declaredRun(t.opt)
 	if err := interrupted(ctx, "checking the accountants", nil); err != nil {
@@ -345,6 +382,9 @@ func (t *Trainer) declaredRun(opt optim.Optimizer) accounting.Run {
 // checkpoints and metrics, which the guarantee does not cover, into its PrivateDir.
 func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	defer t.Close()
+	if !t.dist.leader() {
+		return t.follow(ctx)
+	}
 	cfg := t.cfg
 	out := cfg.Output.Dir
 	ckptPath := PrivatePath(out, CheckpointFile)
@@ -380,6 +420,15 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	} else if _, err := os.Stat(ckptPath); err == nil {
 		return nil, fmt.Errorf("%s already holds a checkpoint: pass --resume to continue that run, or set output.dir to a new directory", out)
 	}
+	if t.dist != nil {
+		resumed := ""
+		if t.opts.Resume {
+			resumed = from
+		}
+		if _, err := t.dist.shareCheckpoint(resumed); err != nil {
+			return nil, err
+		}
+	}
 	if err := t.openLedger(start); err != nil {
 		return nil, err
 	}
@@ -411,7 +460,7 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	if t.opts.Oracle != nil {
 		oracle = t.opts.Oracle(oracle)
 	}
-	sess, err := t.session(oracle)
+	sess, err := t.session(t.dist.oracle(oracle))
 	if err != nil {
 		return nil, err
 	}
@@ -424,6 +473,11 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 		if err := ctx.Err(); err != nil {
 			stopped = fmt.Sprintf("interrupted after step %d of %d", step, t.total)
 			interrupted = true
+			if t.dist != nil {
+				if _, err := t.dist.decide(true); err != nil {
+					return nil, err
+				}
+			}
 			break
 		}
 		res, err := sess.Step()

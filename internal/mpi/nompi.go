@@ -1,0 +1,15 @@
+//go:build !mpi
+
+package mpi
+
+// Built reports whether this build can join an MPI job.
+const Built = false
+
+// World returns the single-process group, or ErrNoMPI when the launcher started several
+// processes (a build without MPI cannot join them).
+func World() (Comm, error) {
+	if launchedSize() > 1 {
+		return nil, ErrNoMPI
+	}
+	return Single(), nil
+}
