@@ -26,6 +26,10 @@ type Algorithm struct {
 	Private bool
 	// ClipNorm says whether optimizer.clip_norm is one of its parameters (checked positive).
 	ClipNorm bool
+	// DataParallel says whether its step reads the model only through the gradient sums of
+	// optim.GradientOracle (ClippedGradSum, PerSampleGradSum), which a data-parallel run
+	// splits across ranks (train.Options.Comm); the others run as one process.
+	DataParallel bool
 	// Sampling lists the sampling schemes (optimizer.sampling) it accepts; the first is the
 	// default. Empty: every scheme, poisson by default. SamplingReason cites why others are
 	// refused.

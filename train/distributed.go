@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"math"
 	"os"
+	"strings"
 	"unsafe"
 
 	"github.com/dptrain/dptrain"
@@ -27,10 +28,6 @@ import (
 // checkpoints, the metrics and the model; it decides at every step whether the run goes on
 // (the privacy target, an interruption) and the other ranks follow.
 
-// distributedAlgorithms are the algorithms whose step reads the model only through its
-// clipped or per-sample gradient sums, which mpi.Sharded splits across ranks.
-var distributedAlgorithms = []string{AlgorithmDPSGD, AlgorithmSGD, AlgorithmModelMix, AlgorithmDPSGLD}
-
 // The decisions rank 0 broadcasts before every step.
 const (
 	decideStep byte = iota
@@ -45,17 +42,23 @@ type dist struct {
 func (d *dist) leader() bool { return d == nil || d.comm.Rank() == 0 }
 
 // newDist returns the group of opts.Comm, nil for a single process; it refuses the
-// algorithms the sharded step cannot run.
-func newDist(opts Options, algorithm string) (*dist, error) {
+// algorithms the sharded step cannot run (Algorithm.DataParallel).
+func newDist(opts Options, algs *Algorithms, name string) (*dist, error) {
 	if opts.Comm == nil || opts.Comm.Size() == 1 {
 		return nil, nil
 	}
-	ok := false
-	for _, a := range distributedAlgorithms {
-		ok = ok || a == algorithm
+	a, err := algs.Lookup(name)
+	if err != nil {
+		return nil, err
 	}
-	if !ok {
-		return nil, fmt.Errorf("optimizer.algorithm %s cannot run on %d ranks: data-parallel training splits the clipped gradient sum, which %v compute; run it as one process", algorithm, opts.Comm.Size(), distributedAlgorithms)
+	if !a.DataParallel {
+		var ok []string
+		for _, n := range algs.Names() {
+			if b, _ := algs.Lookup(n); b.DataParallel {
+				ok = append(ok, n)
+			}
+		}
+		return nil, fmt.Errorf("optimizer.algorithm %s cannot run on %d ranks: data-parallel training splits the gradient sums, and its step reads more of the model; run it as one process (data-parallel: %s)", name, opts.Comm.Size(), strings.Join(ok, ", "))
 	}
 	return &dist{comm: opts.Comm}, nil
 }

@@ -164,7 +164,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (_ *Trainer, err error)
 	if err := interrupted(ctx, "checking output.dir", nil); err != nil {
 		return nil, err
 	}
-	if t.dist, err = newDist(opts, cfg.Optimizer.Algorithm); err != nil {
+	if t.dist, err = newDist(opts, t.algs, cfg.Optimizer.Algorithm); err != nil {
 		return nil, err
 	}
 	if t.dist.leader() {

@@ -17,7 +17,7 @@ const (
 // with any update rule.
 func Algorithm() algorithm.Algorithm {
 	return algorithm.Algorithm{
-		Name: Name, Private: true, ClipNorm: true,
+		Name: Name, Private: true, ClipNorm: true, DataParallel: true,
 		Accountants:    []string{"rdp", "pld"},
 		PostProcessing: algorithm.UpdateKeys,
 		Prepare: func(e algorithm.Env) (algorithm.Plan, error) {
@@ -39,7 +39,7 @@ func Algorithm() algorithm.Algorithm {
 // Baseline is the non-private baseline sgd: DP-SGD's code path with no clipping and no noise.
 func Baseline() algorithm.Algorithm {
 	return algorithm.Algorithm{
-		Name:           BaselineName,
+		Name: BaselineName, DataParallel: true,
 		Sampling:       []string{"shuffled", "poisson", "shuffled-once", "without-replacement", "poisson-with-rejection"},
 		PostProcessing: algorithm.UpdateKeys,
 		Prepare: func(e algorithm.Env) (algorithm.Plan, error) {

@@ -38,7 +38,7 @@ func Algorithm() algorithm.Algorithm {
 		return lc, nil
 	}
 	return algorithm.Algorithm{
-		Name: Name, Private: true,
+		Name: Name, Private: true, DataParallel: true,
 		// Ryffel, Bach & Pointcheval's Algorithm 1 draws fixed-size batches without replacement.
 		Sampling: []string{"without-replacement"}, SamplingReason: "its guarantee covers fixed-size batches drawn without replacement",
 		Accountants: []string{"sgld", "rdp"},

@@ -22,7 +22,7 @@ type Section struct {
 // Algorithm is DP-SGD with ModelMix (Xiao, Wan & Devadas, Algorithm 1).
 func Algorithm() algorithm.Algorithm {
 	return algorithm.Algorithm{
-		Name: Name, Private: true, ClipNorm: true,
+		Name: Name, Private: true, ClipNorm: true, DataParallel: true,
 		// Xiao, Wan & Devadas's Theorem 4.1 assumes Poisson sampling.
 		Sampling: []string{"poisson"}, SamplingReason: "ModelMix's guarantee assumes it",
 		Accountants: []string{"modelmix", "rdp"},
