@@ -2,7 +2,8 @@
 #
 # Both install what is missing first: on Debian as root, libopenblas-dev (fast BLAS) and
 # dataset-fashion-mnist (the real dataset that works offline), and for the tests only slurm-wlm
-# and munge (the single-node Slurm cluster that the sweep test starts on 127.0.0.1); Go modules
+# and munge (the single-node Slurm cluster that the sweep test starts on 127.0.0.1) and
+# openmpi-bin and libopenmpi-dev (the 2-rank data-parallel tests on 127.0.0.1); Go modules
 # through the module proxy. Without root, or without the packages, the build falls back to the pure-Go BLAS and
 # tests that need a dataset say how to get it and skip.
 
@@ -16,8 +17,13 @@ export DPTRAIN_SHARED := $(SHARED)
 
 # OpenBLAS is used when a C compiler can link against it; `make BLAS=gonum ...` forces pure Go.
 BLAS ?= $(shell printf 'int main(void){return 0;}' | cc -x c - -lopenblas -o /dev/null >/dev/null 2>&1 && echo openblas || echo gonum)
+# MPI (data-parallel training under mpirun or srun) is built in when Debian's libopenmpi-dev is
+# installed; `make MPI= ...` leaves it out.
+MPI ?= $(shell pkg-config --exists ompi 2>/dev/null && echo mpi)
 ifeq ($(BLAS),openblas)
-TAGS := -tags openblas
+TAGS := -tags "openblas $(MPI)"
+else ifneq ($(MPI),)
+TAGS := -tags "$(MPI)"
 else
 TAGS :=
 endif
@@ -58,7 +64,7 @@ FORCE:
 # test re-enters make after build so that BLAS (and so TAGS) is decided after deps installed
 # OpenBLAS: a fresh machine's first `make test` tests the same build that `make build` made.
 test:
-	@$(MAKE) --no-print-directory build DEBS="$(DEBS) slurm-wlm munge"
+	@$(MAKE) --no-print-directory build DEBS="$(DEBS) slurm-wlm munge openmpi-bin libopenmpi-dev"
 	@$(MAKE) --no-print-directory test-only
 
 test-only:

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/sirupsen/logrus"
+
 	"github.com/dptrain/dptrain"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/internal/mpi"
@@ -61,6 +63,29 @@ func newDist(opts Options, algs *Algorithms, name string) (*dist, error) {
 		return nil, fmt.Errorf("optimizer.algorithm %s cannot run on %d ranks: data-parallel training splits the gradient sums, and its step reads more of the model; run it as one process (data-parallel: %s)", name, opts.Comm.Size(), strings.Join(ok, ", "))
 	}
 	return &dist{comm: opts.Comm}, nil
+}
+
+// quiet makes a rank other than 0 log warnings and errors only, each naming the rank, and
+// draw no progress bar: rank 0 reports for the run.
+func (d *dist) quiet(t *Trainer) {
+	if d.leader() {
+		return
+	}
+	l := logrus.New()
+	l.SetOutput(t.log.Out)
+	l.SetFormatter(t.log.Formatter)
+	l.SetLevel(min(t.log.GetLevel(), logrus.WarnLevel))
+	l.AddHook(rankHook(d.comm.Rank()))
+	t.log, t.opts.Progress = l, nil
+}
+
+// rankHook adds the rank to every log entry.
+type rankHook int
+
+func (rankHook) Levels() []logrus.Level { return logrus.AllLevels }
+func (h rankHook) Fire(e *logrus.Entry) error {
+	e.Data["rank"] = int(h)
+	return nil
 }
 
 // shareNoise returns the run's noise on every rank: rank 0's seed (the config's, or the one

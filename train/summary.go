@@ -58,6 +58,8 @@ type Summary struct {
 	// Interrupted is set when a signal (SIGINT, SIGTERM) stopped the run: it saved a
 	// checkpoint and can continue with --resume.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Ranks is the number of processes of a data-parallel run (absent for one process).
+	Ranks int `json:"ranks,omitempty"`
 	// ChangedOnResume lists the config keys changed when the run was resumed with
 	// --allow-changes, as "key: old → new".
 	ChangedOnResume []string `json:"changed_on_resume,omitempty"`

@@ -62,7 +62,8 @@ type Options struct {
 	// Comm, when it has several ranks, trains data-parallel: this process is one rank of the
 	// group (an MPI job: internal/mpi.World), every rank runs New and Run with the same
 	// config, rank 0 owns the run directory and reports, and Run returns a nil Summary on the
-	// other ranks. Nil or one rank: a single process.
+	// other ranks, which log warnings only and draw no progress bar. Nil or one rank: a
+	// single process.
 	Comm mpi.Comm
 	// Oracle, when set, wraps the model as the optimizer sees it. An audit injects its
 	// gradient canaries here, inside the private step, so that they are clipped with the
@@ -167,6 +168,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (_ *Trainer, err error)
 	if t.dist, err = newDist(opts, t.algs, cfg.Optimizer.Algorithm); err != nil {
 		return nil, err
 	}
+	t.dist.quiet(t)
 	if t.dist.leader() {
 		if err := t.prepareRunDir(); err != nil {
 			return nil, err
@@ -564,6 +566,9 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	}
 	if cfg.Seed != nil {
 		sum.NotPrivate = NotPrivateSeeded
+	}
+	if t.dist != nil {
+		sum.Ranks = t.dist.comm.Size()
 	}
 	if step > start {
 		sum.MsPerStep = 1000 * session / float64(step-start)

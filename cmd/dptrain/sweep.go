@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dptrain/dptrain/internal/mpi"
 	"github.com/dptrain/dptrain/internal/sweepline"
 	"github.com/dptrain/dptrain/train"
 	"github.com/dptrain/dptrain/train/sweep"
@@ -136,18 +137,22 @@ process runs exits with status 75 (running elsewhere).`,
 			if !noProg {
 				opts.Progress = a.errw
 			}
+			if opts.Comm, err = mpi.World(); err != nil { // a rank of an mpirun/srun job, or alone
+				return err
+			}
+			defer opts.Comm.Close()
 			sum, err := sweep.RunCell(ctx, p, index, opts)
 			if errors.Is(err, sweep.ErrLocked) {
 				return &exitError{status: sweep.ExitLocked, msg: err.Error()}
 			}
-			if sig := received(); sig != nil && (err != nil || sum.Interrupted) {
+			if sig := received(); sig != nil && (err != nil || sum != nil && sum.Interrupted) {
 				if err != nil {
 					return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s: %v", sig, err)}
 				}
 				return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s: cell %d interrupted at step %d; a checkpoint was saved in %s. Continue with:\n  dptrain sweep run-cell %s --index %d",
 					sig, index, sum.Steps, train.PrivatePath(sum.OutputDir, train.CheckpointFile), args[0], index)}
 			}
-			if err != nil {
+			if err != nil || sum == nil { // nil: a rank other than 0 of a data-parallel cell
 				return err
 			}
 			return printSummary(cmd, sum, false)
@@ -217,6 +222,7 @@ func newSweepEmitCmd(a *app) *cobra.Command {
 	cmd.Flags().StringVar(&o.Executable, "executable", "", "absolute path of dptrain on the cluster (default: this binary)")
 	cmd.Flags().IntVar(&o.Concurrent, "concurrent", 0, "at most this many cells at once (--array=...%K; 0: no limit)")
 	cmd.Flags().IntVar(&o.CPUsPerTask, "cpus-per-task", 2, "CPUs per cell (its GOMAXPROCS; OpenBLAS stays on one thread unless OPENBLAS_NUM_THREADS is set)")
+	cmd.Flags().IntVar(&o.Tasks, "ntasks", 1, "ranks per cell: > 1 trains each cell data-parallel with mpirun (a dptrain built with MPI)")
 	cmd.Flags().StringVar(&o.Time, "time", "", "--time limit per cell, e.g. 04:00:00")
 	cmd.Flags().StringVar(&o.Partition, "partition", "", "Slurm partition")
 	return cmd

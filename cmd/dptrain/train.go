@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/dptrain/dptrain/internal/mpi"
 	"github.com/dptrain/dptrain/train"
 )
 
@@ -57,11 +58,17 @@ end: an intermediate model is a release of its own, which hidden-state accountan
 
 A seed makes a run reproducible and NOT private (every noise draw can be regenerated): the
 summary says so, nothing is called safe to publish, and the seed is kept in private/seed.yaml,
-never in the public config.yaml (a resume reads it from there).`,
+never in the public config.yaml (a resume reads it from there).
+
+Started by mpirun or srun with several tasks (a dptrain built with MPI: make build detects
+Debian's libopenmpi-dev), the processes train one model data-parallel: each clips its share of
+every batch, the shares are summed, and the same noise is added once; rank 0 writes the run
+directory and reports, and ε is the single-process ε (docs/distributed.md).`,
 		Example: `  dptrain train --config configs/quickstart.yaml
   dptrain train --config configs/fmnist-cnn-dpsgd.yaml --set training.epochs=1 --json
   dptrain train --config runs/quickstart/config.yaml --resume
-  dptrain train --config runs/quickstart/config.yaml --resume --allow-changes --set optimizer.learning_rate=0.1`,
+  dptrain train --config runs/quickstart/config.yaml --resume --allow-changes --set optimizer.learning_rate=0.1
+  mpirun -np 4 dptrain train --config configs/fmnist-cnn-dpsgd.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, opts, err := a.loadRun(config, sets, noProg)
@@ -72,6 +79,10 @@ never in the public config.yaml (a resume reads it from there).`,
 				return fmt.Errorf("--resume-from and --allow-changes continue a run: add --resume")
 			}
 			opts.Resume, opts.ResumeFrom, opts.AllowChanges = resume, from, allow
+			if opts.Comm, err = mpi.World(); err != nil { // a rank of an mpirun/srun job, or alone
+				return err
+			}
+			defer opts.Comm.Close()
 			ctx, received, stop := signalContext(cmd.Context())
 			defer stop()
 			t, err := train.New(ctx, cfg, opts)
@@ -97,7 +108,7 @@ never in the public config.yaml (a resume reads it from there).`,
 				defer pprof.StopCPUProfile()
 			}
 			sum, err := t.Run(ctx)
-			if err != nil {
+			if err != nil || sum == nil { // nil: a rank other than 0 of a data-parallel run
 				return err
 			}
 			if err := printSummary(cmd, sum, asJSON); err != nil {

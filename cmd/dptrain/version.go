@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
+	"github.com/dptrain/dptrain/internal/mpi"
 	"github.com/dptrain/dptrain/models"
 	"github.com/spf13/cobra"
 )
@@ -15,7 +16,7 @@ var version = "dev"
 func newVersionCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print the version, the Go toolchain and the BLAS implementation in use",
+		Short: "Print the version, the Go toolchain, the BLAS implementation in use and whether MPI is built in",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rev := ""
@@ -26,8 +27,8 @@ func newVersionCmd(a *app) *cobra.Command {
 					}
 				}
 			}
-			fmt.Fprintf(a.out, "dptrain %s%s (%s, %s/%s, blas=%s)\n", version, rev,
-				runtime.Version(), runtime.GOOS, runtime.GOARCH, models.BLAS())
+			fmt.Fprintf(a.out, "dptrain %s%s (%s, %s/%s, blas=%s, mpi=%v)\n", version, rev,
+				runtime.Version(), runtime.GOOS, runtime.GOARCH, models.BLAS(), mpi.Built)
 			return nil
 		},
 	}

@@ -123,7 +123,7 @@ func Single() Comm { return single{} }
 
 // ErrNoMPI is returned by World when the process is one rank of a larger job and this
 // dptrain was built without MPI.
-var ErrNoMPI = errors.New("mpi: this process is one rank of a parallel job (mpirun or srun started several), but this dptrain was built without MPI: build it with `make build-mpi` (Debian's openmpi-bin and libopenmpi-dev), or run a single process")
+var ErrNoMPI = errors.New("mpi: this process is one rank of a parallel job (mpirun or srun started several), but this dptrain was built without MPI: install Debian's openmpi-bin and libopenmpi-dev and run make build again (it adds the mpi build tag when they are there), or run a single process")
 
 // launchedSize is the job size the launcher announced in the environment (OpenMPI's mpirun,
 // PMIx, PMI, Slurm's srun), or 1.

@@ -60,8 +60,12 @@ var (
 )
 
 // World initialises MPI (once per process; later calls return the same group) and returns
-// MPI_COMM_WORLD. Started without a launcher, it is a group of one.
+// MPI_COMM_WORLD. A process that no launcher started as one of several ranks (mpirun -np 1,
+// or no mpirun) is a group of one, and MPI is not initialised at all.
 func World() (Comm, error) {
+	if launchedSize() <= 1 {
+		return Single(), nil
+	}
 	worldOnce.Do(func() {
 		var provided C.int
 		if rc := C.dp_init(&provided); rc != C.MPI_SUCCESS {

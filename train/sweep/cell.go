@@ -33,7 +33,8 @@ func (p *Plan) Done(i int) bool {
 // failure is also written to the cell's error.txt for Collect. A cell that another process
 // runs gives ErrLocked; cancelling ctx stops the cell as a signal stops `dptrain train`: it
 // checkpoints, and the summary it returns has Interrupted set (ErrInterrupted before training
-// started). Neither is written to error.txt: such a cell has not failed.
+// started). Neither is written to error.txt: such a cell has not failed. On the ranks of a
+// data-parallel cell other than 0 (opts.Comm) it returns a nil summary.
 func RunCell(ctx context.Context, p *Plan, i int, opts train.Options) (*train.Summary, error) {
 	c, err := p.cell(i)
 	if err != nil {
@@ -42,11 +43,15 @@ func RunCell(ctx context.Context, p *Plan, i int, opts train.Options) (*train.Su
 	if c.Unavailable != "" {
 		return nil, fmt.Errorf("cell %d (%s): %w: %s", i, c.ID, ErrUnavailable, c.Unavailable)
 	}
-	release, err := lockCell(p, i)
-	if err != nil {
-		return nil, err
+	// In a data-parallel cell (opts.Comm), rank 0 owns the cell: its lock, its error.txt.
+	leader := opts.Comm == nil || opts.Comm.Rank() == 0
+	if leader {
+		release, err := lockCell(p, i)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 	}
-	defer release()
 	if p.Done(i) {
 		return readSummary(filepath.Join(p.RunDir(i), train.SummaryFile))
 	}
@@ -55,13 +60,16 @@ func RunCell(ctx context.Context, p *Plan, i int, opts train.Options) (*train.Su
 	if err != nil && ctx.Err() != nil {
 		return nil, fmt.Errorf("cell %d (%s): %w before training started (%v): nothing ran; run it again", i, c.ID, ErrInterrupted, err)
 	}
-	if err != nil {
+	if err != nil && leader {
 		if werr := data.WriteFileAtomic(errPath, func(w io.Writer) error {
 			_, e := fmt.Fprintln(w, err)
 			return e
 		}); werr != nil {
 			return nil, fmt.Errorf("%w (and writing %s: %v)", err, errPath, werr)
 		}
+		return nil, err
+	}
+	if sum == nil { // a rank other than 0: rank 0 reports
 		return nil, err
 	}
 	if !sum.Interrupted {

@@ -17,6 +17,10 @@ type SlurmOptions struct {
 	// CPUsPerTask is each cell's --cpus-per-task; GOMAXPROCS follows it, and OpenBLAS stays
 	// on BLASThreads unless OPENBLAS_NUM_THREADS is set where the array is submitted.
 	CPUsPerTask int
+	// Tasks, when above 1, runs each cell as one data-parallel job of that many ranks
+	// (--ntasks, launched with OpenMPI's mpirun inside the allocation; docs/distributed.md):
+	// the dptrain on the cluster must be built with MPI. CPUsPerTask is then per rank.
+	Tasks int
 	// Time is each cell's --time limit (empty: the partition's default).
 	Time string
 	// Partition is --partition (empty: the cluster's default).
@@ -43,6 +47,9 @@ func EmitSlurm(p *Plan, o SlurmOptions) ([]string, error) {
 	}
 	if o.CPUsPerTask < 1 {
 		return nil, fmt.Errorf("--cpus-per-task %d: want at least 1", o.CPUsPerTask)
+	}
+	if o.Tasks < 0 {
+		return nil, fmt.Errorf("--ntasks %d: want at least 1", o.Tasks)
 	}
 	var idx []string
 	for i, c := range p.Cells {
@@ -73,7 +80,13 @@ func EmitSlurm(p *Plan, o SlurmOptions) ([]string, error) {
 		return b.String()
 	}
 	name := "dptrain-" + p.Suite
-	arr := header(name, "cell-%a.out", o.CPUsPerTask) +
+	launch := ""
+	if o.Tasks > 1 {
+		// One rank per task; mpirun takes the ranks from the allocation, and binding is left
+		// to the kernel so that each rank's GOMAXPROCS threads spread over its CPUs.
+		launch = "mpirun --bind-to none "
+	}
+	arr := header(name, "cell-%a.out", o.CPUsPerTask) + tasks(o.Tasks) +
 		fmt.Sprintf("#SBATCH --array=%s\n#SBATCH --requeue\n#SBATCH --open-mode=append\n\n", array) +
 		"# One cell per array task; a requeued or re-submitted cell resumes from its checkpoint,\n" +
 		"# and a finished cell is skipped. Slurm's SIGTERM (requeue, preemption, time limit)\n" +
@@ -83,7 +96,7 @@ func EmitSlurm(p *Plan, o SlurmOptions) ([]string, error) {
 		"# cores the conv path's goroutines need.\n" +
 		fmt.Sprintf("export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-%d}\n", BLASThreads) +
 		fmt.Sprintf("export GOMAXPROCS=${SLURM_CPUS_PER_TASK:-%d}\n", o.CPUsPerTask) +
-		fmt.Sprintf("exec %s sweep run-cell %s --index \"$SLURM_ARRAY_TASK_ID\" --no-progress\n", shq(o.Executable), shq(p.dir))
+		fmt.Sprintf("exec %s%s sweep run-cell %s --index \"$SLURM_ARRAY_TASK_ID\" --no-progress\n", launch, shq(o.Executable), shq(p.dir))
 	col := header(name+"-collect", "collect.out", 1) +
 		"\n# Runs after the array whatever its outcome (afterany), so that failed cells are listed.\n" +
 		fmt.Sprintf("exec %s sweep collect %s\n", shq(o.Executable), shq(p.dir))
@@ -101,6 +114,14 @@ func EmitSlurm(p *Plan, o SlurmOptions) ([]string, error) {
 		files = append(files, path)
 	}
 	return files, nil
+}
+
+// tasks is the --ntasks line of a data-parallel cell ("" for one task).
+func tasks(n int) string {
+	if n <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("#SBATCH --ntasks=%d\n", n)
 }
 
 // shq quotes s for bash.
