@@ -14,6 +14,12 @@
 // The model is anything that implements optim.GradientOracle: a models.Network (MLP, CNN,
 // logistic regression) or a type of your own that computes clipped per-example gradient sums.
 //
+// MakePrivate and MakePrivateWithEpsilon build a DP-SGD session over in-memory data.
+// NewSession assembles one from any optimizer (the algorithms under algorithm/), a
+// data.Sampler and a Source of examples, with the accountants and the stop rule of the
+// caller's choosing; the YAML trainer (package train) runs every algorithm through it. A
+// Session's Checkpoint and Restore continue it later, composing the restored ledger again.
+//
 // # Privacy contract, in brief
 //
 //   - The optimizer declares what each step released (mechanism, noise multiplier,
