@@ -146,6 +146,10 @@ type TrainingConfig struct {
 	// pld or chien-li is listed (their queries cost milliseconds to a second). The stopping check runs before every
 	// step regardless.
 	PrivacyEvery int `yaml:"privacy_every"`
+	// EMA, when in (0, 1), releases the exponential moving average of the iterates with this
+	// decay instead of the last iterate (evaluations use it too). It is post-processing of
+	// every iterate: the composition accountants cover it, the hidden-state ones do not.
+	EMA float64 `yaml:"ema"`
 }
 
 // OutputConfig says where a run writes.

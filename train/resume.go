@@ -20,6 +20,9 @@ func (t *Trainer) snapshotCheckpoint(step int) (*Checkpoint, error) {
 			"params": t.model.Params(),
 		},
 	}
+	if t.ema != nil {
+		c.Vectors["ema"] = t.ema.avg
+	}
 	if t.live != nil {
 		c.Header.Ledger = t.live.Ledger()
 	}
@@ -107,6 +110,9 @@ func (t *Trainer) apply(c *Checkpoint, path string) (int, error) {
 	}
 	// The accountants are fed from the run's ledger file (Run), which holds every step
 	// ever executed; the checkpoint's copy only stands in for a missing file.
+	if err := t.ema.restore(c.Vectors["ema"], path); err != nil {
+		return 0, err
+	}
 	t.checkpointLedger = c.Header.Ledger
 	if c.Header.Step > t.total {
 		return 0, fmt.Errorf("checkpoint %s is at step %d, beyond this run's %d planned steps: raise training.steps (or training.epochs) to continue", path, c.Header.Step, t.total)

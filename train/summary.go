@@ -60,6 +60,8 @@ type Summary struct {
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Ranks is the number of processes of a data-parallel run (absent for one process).
 	Ranks int `json:"ranks,omitempty"`
+	// EMA is training.ema: the released model is the average of the iterates with this decay.
+	EMA float64 `json:"ema,omitempty"`
 	// ChangedOnResume lists the config keys changed when the run was resumed with
 	// --allow-changes, as "key: old → new".
 	ChangedOnResume []string `json:"changed_on_resume,omitempty"`

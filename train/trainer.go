@@ -97,7 +97,9 @@ type Trainer struct {
 	// samplerNoise is the sampler's own stream, split from noise.
 	samplerNoise *optim.Noise
 	// dist is the data-parallel group; nil for a single process.
-	dist    *dist
+	dist *dist
+	// ema is the average of the iterates training.ema releases; nil without it.
+	ema     *ema
 	sampler data.Sampler
 	live    *live
 	sigma   float64
@@ -350,6 +352,7 @@ func (t *Trainer) buildOptimizer(ctx context.Context, sched optim.Schedule) erro
 	if in, ok := t.opt.(optim.Initializer); ok {
 		in.Init(t.model.Params())
 	}
+	t.ema = newEMA(cfg.Training.EMA, t.model.Params())
 	if !alg.Private || !t.dist.leader() {
 		return nil // rank 0 alone accounts for a data-parallel run
 	}
@@ -358,6 +361,9 @@ func (t *Trainer) buildOptimizer(ctx context.Context, sched optim.Schedule) erro
 		return err
 	}
 	if t.live, err = newLive(cfg.Privacy.Accountants, run); err != nil {
+		if cfg.Training.EMA > 0 {
+			err = fmt.Errorf("%w (training.ema releases an average of every iterate, which bounds on the last iterate alone do not cover: remove training.ema or that accountant)", err)
+		}
 		return interrupted(ctx, "checking the accountants", err)
 	}
 	if d, ok := t.opt.(optim.StepDeclarer); ok && t.total > 0 {
@@ -372,7 +378,8 @@ func (t *Trainer) buildOptimizer(ctx context.Context, sched optim.Schedule) erro
 // privacy.release) and, unless the algorithm fixed it, the optimizer's update rule.
 func (t *Trainer) declaredRun(opt optim.Optimizer) accounting.Run {
 	r := t.plan.Run
-	r.LastIterateOnly = t.cfg.Privacy.Release == "final"
+	// An average of the iterates (training.ema) releases a function of every iterate.
+	r.LastIterateOnly = t.cfg.Privacy.Release == "final" && t.cfg.Training.EMA == 0
 	if r.UpdateRule == "" {
 		r.UpdateRule = opt.UpdateRule()
 	}
@@ -492,6 +499,7 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 			return nil, t.stepFailed(err)
 		}
 		step = res.Step
+		t.ema.update(t.model.Params(), step)
 		si := &StepInfo{Step: step, TotalSteps: t.total, Epoch: float64(step) * t.sampler.SampleRate(),
 			BatchSize: res.Stats.N, LearningRate: res.StepSize, Records: res.Records, ElapsedSec: t.elapsed()}
 		if res.Stats.N > 0 {
@@ -537,6 +545,7 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.ema.swap(t.model.Params()) // the released model is the average (the checkpoint has both)
 	// Only the model of the run's planned end is released. An interrupted run's model is an
 	// intermediate iterate: releasing it as well as the final one would be a second release,
 	// which no hidden-state (last iterate only) bound covers. It is kept in private/, with
@@ -570,6 +579,7 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	if t.dist != nil {
 		sum.Ranks = t.dist.comm.Size()
 	}
+	sum.EMA = cfg.Training.EMA
 	if step > start {
 		sum.MsPerStep = 1000 * session / float64(step-start)
 	}
@@ -602,6 +612,8 @@ func (t *Trainer) Evaluate() (Evaluation, error) {
 	if t.test.Len() == 0 {
 		return Evaluation{}, nil
 	}
+	t.ema.swap(t.model.Params()) // evaluate the average the run releases
+	defer t.ema.swap(t.model.Params())
 	s, err := t.model.Evaluate(models.Batch{X: t.test.X[:t.test.N*t.test.D], Y: t.test.Y[:t.test.N], N: t.test.N})
 	if err != nil {
 		return Evaluation{}, err

@@ -215,6 +215,9 @@ func (r *Algorithms) Validate(c *Config) error {
 	if t.EvalEvery < 0 || t.CheckpointEvery < 0 || t.LogEvery < 0 || t.PrivacyEvery < 0 || t.KeepCheckpoints < 0 {
 		bad("training.eval_every, checkpoint_every, keep_checkpoints, log_every and privacy_every must not be negative")
 	}
+	if !(t.EMA >= 0 && t.EMA < 1) {
+		bad("training.ema = %v: want a decay in [0, 1), e.g. 0.999 (0: release the last iterate)", t.EMA)
+	}
 	if strings.TrimSpace(c.Output.Dir) == "" {
 		bad("output.dir is empty")
 	}
