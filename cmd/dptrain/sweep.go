@@ -11,7 +11,7 @@ import (
 	"github.com/dptrain/dptrain/internal/mpi"
 	"github.com/dptrain/dptrain/internal/sweepline"
 	"github.com/dptrain/dptrain/train"
-	"github.com/dptrain/dptrain/train/sweep"
+	"github.com/dptrain/dptrain/internal/sweep"
 )
 
 func init() { subcommands = append(subcommands, newSweepCmd) }

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/dptrain/dptrain/train"
-	"github.com/dptrain/dptrain/train/sweep"
+	"github.com/dptrain/dptrain/internal/sweep"
 )
 
 // ciSized shrinks benchmarks/suites/optimizers-fmnist.yaml to a CI-sized run: 2000 training

@@ -11,7 +11,7 @@ import (
 
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/train"
-	"github.com/dptrain/dptrain/train/sweep"
+	"github.com/dptrain/dptrain/internal/sweep"
 )
 
 // Cell is the line `dptrain sweep run` prints as a cell ends.

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/dptrain/dptrain/train"
-	"github.com/dptrain/dptrain/train/sweep"
+	"github.com/dptrain/dptrain/internal/sweep"
 )
 
 // A cell's line shows its best certified ε, rounded up, and says when the cell is seeded.
