@@ -72,6 +72,8 @@ type Env struct {
 	PlannedSteps int
 	// Schedule is the configured learning-rate schedule.
 	Schedule optim.Schedule
+	// Warnf, when not nil, logs a warning the operator sees (operator-only: it may describe private data).
+	Warnf func(format string, args ...any)
 }
 
 // Plan is a prepared algorithm.

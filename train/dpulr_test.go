@@ -20,7 +20,7 @@ func TestDPULREndToEnd(t *testing.T) {
 		mech        accounting.Mechanism
 		label       accounting.Label
 	}{
-		{"paper", "0", accounting.SampledWithRejectionGaussian, accounting.Paper},
+		{"paper", "1", accounting.SampledWithRejectionGaussian, accounting.Paper},
 		{"certified", "1", accounting.Gaussian, accounting.Certified},
 	} {
 		cfg, err := ParseConfig([]byte(synthetic), []string{"output.dir=" + t.TempDir(), "optimizer.algorithm=dp-ulr",

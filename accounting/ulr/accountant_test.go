@@ -9,7 +9,7 @@ import (
 	"github.com/dptrain/dptrain/accounting/rdp"
 )
 
-// The reading's vector (seed-002 §3.3, the paper's §3.4 example): q = 0.01, N_B = 50, N̄ = 10⁴.
+// Feng et al.'s Section 3.4 example: q = 0.01, N_B = 50, N̄ = 10⁴.
 func TestRejectionTermVector(t *testing.T) {
 	x, err := RejectionTerm(0.01, 50, 10000)
 	if err != nil {
@@ -122,7 +122,7 @@ func TestMonotoneAndSimplifiedAbove(t *testing.T) {
 			t.Errorf("N_B = %d: simplified ε %v below exact %v", nb, gs.Epsilon, g.Epsilon)
 		}
 	}
-	// N_B at the mean: T·R ≈ 1.4 alone (reading §3.6, B = 200: R = 1.9e-4 per step).
+	// N_B at the mean: T·R ≈ 1.4 alone (Eq. 9's first term at B = 200: R = 1.9e-4 per step).
 	if prev < 1.4 {
 		t.Errorf("N_B = B: ε = %v, want ≥ T·R ≈ 1.4", prev)
 	}

@@ -32,7 +32,7 @@ func minEigen(t *testing.T, m *mat.SymDense) float64 {
 	return v[0]
 }
 
-// Kronecker identity (seed-002 Eq. 26): λ_min(Σ_d L0² JᵀJ) over the dense layer's out·d
+// Kronecker identity (Feng et al., Eq. 26): λ_min(Σ_d L0² JᵀJ) over the dense layer's out·d
 // parameters, built by brute force from the Jacobian of v = Θ ã, equals λ_min(M_l).
 func TestULRKroneckerIdentity(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))

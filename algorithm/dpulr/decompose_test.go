@@ -54,7 +54,7 @@ func perExampleULR(tr models.Trace, layers []layerState, d, nparam int) []float6
 	return g
 }
 
-// TestDPULRClippingDecomposes is the sensitivity property of DP-ULR's release (DESIGN.md, the
+// TestDPULRClippingDecomposes is the sensitivity property of DP-ULR's release (docs/privacy.md, the
 // privacy contract): after the real clean pass, the Eq. 7 controller and the noisy passes on a
 // real network, the jointly clipped sum of the batch's likelihood-ratio estimates equals the sum
 // of the examples' individually clipped estimates (materialised here without the ghost-clipping

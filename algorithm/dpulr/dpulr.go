@@ -45,9 +45,10 @@ type Config struct {
 	// carries noise of variance at least σ0²C².
 	NoiseMultiplier, ClipNorm float64
 	// Sigma, when positive, is the injected σ_l of every layer: a public constant, so that
-	// no example's estimate depends on the other examples of the batch. 0: σ_l comes from the
-	// privacy controller (Eq. 7), which sets it from the eigenvalues of a matrix summed over the
-	// batch; that is the paper's mechanism, and certified mode refuses it.
+	// no example's estimate depends on the other examples of the batch (optimizer.dp_ulr's
+	// default, controller fixed, sigma 1). 0: σ_l comes from the privacy controller (Eq. 7),
+	// which sets it from the eigenvalues of a matrix summed over the batch (controller eq7);
+	// certified mode refuses it.
 	Sigma float64
 	// SigmaFloor and SigmaCap clamp the controller's σ_l (the paper's Eq. 7 is an upper bound
 	// and a small λ_min sends it to 0 or ∞); SigmaCap 0: none. Unused when Sigma is set.
@@ -65,7 +66,17 @@ type Config struct {
 	Rule optim.UpdateRule
 	// Schedule gives the learning rate of each step.
 	Schedule optim.Schedule
+	// Warnf, when not nil, receives the operator-only warning that the controller's σ_l ran
+	// away (RunawayFactor).
+	Warnf func(format string, args ...any)
 }
+
+// RunawayFactor is how far the Eq. 7 controller's σ_l may grow above its first value on a layer
+// before the optimizer warns, once per layer. σ_l = √(λ_min(M_l)/K)/(σ0·C) follows the clean
+// losses and layer inputs, which grow as the model drifts; a σ_l many times its starting value
+// smooths the loss so much that the likelihood-ratio estimate no longer follows its gradient.
+// A fixed σ_l (Config.Sigma, optimizer.dp_ulr.controller fixed) cannot run away.
+const RunawayFactor = 10
 
 // Optimizer is differentially private forward learning by unified likelihood ratios (Feng et al.,
 // "Forward Learning with Differential Privacy", Algorithm 1): per layer l, noise z ~ N(0, σ_l²I) on the pre-activation output, K noisy forward
@@ -79,6 +90,9 @@ type Optimizer struct {
 	noise *optim.Noise
 	grad  []float32
 	k     int
+	// first is each layer's first controller σ_l, warned whether its runaway was reported.
+	first  []float64
+	warned []bool
 }
 
 // New returns a DP-ULR optimizer drawing all its randomness from noise.
@@ -279,12 +293,40 @@ func (o *Optimizer) estimates(m ForwardOracle, b optim.Batch) (Trace, []layerSta
 			return tr, nil, fmt.Errorf("layer %s: %w", l.Name, err)
 		}
 		layers[i].ctl = ctl
+		if o.cfg.Sigma == 0 {
+			o.watchSigma(i, l.Name, ctl.Sigma)
+		}
 	}
 	if err := o.estimate(m, b, tr, layers); err != nil {
 		return tr, nil, err
 	}
 	return tr, layers, nil
 }
+
+// watchSigma warns, once per layer, when the controller's σ_l exceeds RunawayFactor times its
+// first value. σ_l is computed from the batch: the warning is for the operator only.
+func (o *Optimizer) watchSigma(layer int, name string, sigma float64) {
+	if len(o.first) <= layer {
+		o.first = append(o.first, make([]float64, layer+1-len(o.first))...)
+		o.warned = append(o.warned, make([]bool, layer+1-len(o.warned))...)
+	}
+	if o.first[layer] == 0 {
+		o.first[layer] = sigma
+		return
+	}
+	if o.warned[layer] || !(sigma > RunawayFactor*o.first[layer]) {
+		return
+	}
+	o.warned[layer] = true
+	if o.cfg.Warnf != nil {
+		o.cfg.Warnf("dp-ulr: layer %s: the Eq. 7 controller's injected noise σ_l = %.3g at step %d is more than %d× its first value %.3g: a large σ_l smooths the loss until the likelihood-ratio estimate no longer follows its gradient, and accuracy usually falls; a fixed σ_l (optimizer.dp_ulr.controller: fixed, sigma: 1) does not run away",
+			name, sigma, o.k+1, RunawayFactor, o.first[layer])
+	}
+}
+
+// SigmaRanAway reports whether the controller's σ_l of layer i has exceeded RunawayFactor times
+// its first value (operator-only).
+func (o *Optimizer) SigmaRanAway(i int) bool { return i < len(o.warned) && o.warned[i] }
 
 // clippedSum adds to o.grad Σ_d min(1, C/‖g(d)‖)·g(d), where g(d) is example d's estimate over
 // all layers jointly (so that Theorem 3.6's T-step accounting holds), with the shared ghost-clipping kernels, and returns how
