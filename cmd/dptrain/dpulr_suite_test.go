@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dptrain/dptrain/train"
 	"github.com/dptrain/dptrain/internal/sweep"
+	"github.com/dptrain/dptrain/train"
 )
 
 // dpulrCISized shrinks benchmarks/suites/dpulr-table1.yaml to a CI-sized run: 5000 training
