@@ -93,4 +93,8 @@ type Config struct {
 	FeatureNorm float64
 	// Bias is model.bias (true unless the config sets it false).
 	Bias bool
+	// Accountants and StopAccountant are privacy.accountants and privacy.stop_accountant
+	// ("" when the trainer is to pick a certified one).
+	Accountants    []string
+	StopAccountant string
 }

@@ -37,7 +37,7 @@ func (r *Algorithms) sectionNames() []string { return r.SectionNames() }
 // algorithmConfig is what an algorithm reads of c.
 func (c *Config) algorithmConfig() algorithm.Config {
 	return algorithm.Config{Optimizer: c.Optimizer, Dataset: c.Data.Dataset, FeatureNorm: c.Data.FeatureNorm,
-		Bias: c.Model.Bias == nil || *c.Model.Bias}
+		Bias: c.Model.Bias == nil || *c.Model.Bias, Accountants: c.Privacy.Accountants, StopAccountant: c.Privacy.StopAccountant}
 }
 
 // CompareMechanism returns the run and step record with the configured algorithm's constants

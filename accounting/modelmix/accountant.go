@@ -55,6 +55,9 @@ type Accountant struct {
 	steps    int64
 	mixed    bool
 	maxOrder int
+	// refusal is why the run's declared update rule is outside Theorem 4.1 (CheckRun): the
+	// accountant then composes the run's records but gives no ε, only this error.
+	refusal error
 }
 
 // entry is one distinct step configuration and how many times it was composed.
@@ -63,16 +66,21 @@ type entry struct {
 	count int64
 }
 
-// New returns a ModelMix accountant with default options for a run with the given settings,
-// or an error naming the assumption of Theorem 4.1 that the run breaks.
+// New returns a ModelMix accountant with default options for a run with the given settings.
+// A run that declares no update rule is an error. A run whose update rule carries noisy
+// gradients across steps (momentum, nesterov, adam: CheckRun's refusal) gets an accountant
+// that composes its records and answers every Epsilon with that refusal, never a number, so
+// that a report lists why the ModelMix bound is missing beside the certified ε of the same
+// run.
 func New(run accounting.Run) (*Accountant, error) {
 	return NewWithOptions(run, Options{})
 }
 
 // NewWithOptions is New with options.
 func NewWithOptions(run accounting.Run, opts Options) (*Accountant, error) {
-	if err := CheckRun(run); err != nil {
-		return nil, err
+	refusal := CheckRun(run)
+	if refusal != nil && run.UpdateRule == "" {
+		return nil, refusal
 	}
 	k, err := opts.maxOrder()
 	if err != nil {
@@ -84,6 +92,7 @@ func NewWithOptions(run accounting.Run, opts Options) (*Accountant, error) {
 		cache:    newRDPCache(k),
 		index:    make(map[Params]int),
 		maxOrder: k,
+		refusal:  refusal,
 	}, nil
 }
 
@@ -95,7 +104,7 @@ func CheckRun(run accounting.Run) error {
 		// adversary cannot recover from the iterates because the mixing weights are secret, so
 		// the per-step conditional analysis of Theorem 4.1 no longer applies.
 		// Theorem 4.1 covers plain SGD only (Algorithm 1).
-		return fmt.Errorf("modelmix: update rule %q: the guarantee covers plain SGD only (no momentum or Adam state carrying noisy gradients); use update rule sgd or another accountant", run.UpdateRule)
+		return fmt.Errorf("modelmix: update rule %q: the guarantee covers plain SGD only (no momentum or Adam state carrying noisy gradients across steps, which Theorem 4.1's per-step analysis conditioned on the public iterates does not cover); use update rule sgd, or read ε from a certified accountant (rdp, pld)", run.UpdateRule)
 	}
 	return nil
 }
@@ -215,6 +224,10 @@ func (a *Accountant) RDP() (orders, rdp []float64) {
 // the grid, raising Options.MaxOrder may give a smaller ε.
 func (a *Accountant) Epsilon(delta float64) (accounting.Guarantee, error) {
 	g := accounting.Guarantee{Accountant: Name, Label: a.Label(), Delta: delta}
+	if a.refusal != nil {
+		g.Epsilon = math.NaN()
+		return g, a.refusal
+	}
 	if !(delta > 0 && delta < 1) {
 		return g, fmt.Errorf("modelmix: δ = %v is outside (0, 1)", delta)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/accounting/rdp"
 )
 
 var sgdRun = accounting.Run{UpdateRule: "sgd"}
@@ -169,11 +170,63 @@ func TestEpsilonMonotone(t *testing.T) {
 }
 
 func TestRunChecks(t *testing.T) {
-	for _, rule := range []string{"", "momentum", "nesterov", "adam"} {
-		_, err := New(accounting.Run{UpdateRule: rule})
-		if err == nil || !strings.Contains(err.Error(), "plain SGD") {
-			t.Errorf("update rule %q: err = %v, want a refusal naming plain SGD", rule, err)
+	// A run that declares no update rule cannot be checked: refused at construction.
+	if _, err := New(accounting.Run{}); err == nil || !strings.Contains(err.Error(), "plain SGD") {
+		t.Errorf("no update rule: err = %v, want a refusal naming plain SGD", err)
+	}
+	// A rule that carries noisy gradients across steps (ModelMix's momentum opt-in declares
+	// "momentum"): the records compose, every Epsilon is a refusal naming why, never a number,
+	// while the certified sampled-Gaussian RDP of the same records still gives ε.
+	steps := []accounting.Step{mmStep(0.1365, 2.2, 204.8, 100, 400), mmStep(0.1365, 2.2, 102.4, 100, 400)}
+	for _, tc := range []struct {
+		rule string
+		want []string
+	}{
+		{"momentum", []string{"momentum", "plain SGD", "rdp"}},
+		{"nesterov", []string{"nesterov", "plain SGD"}},
+		{"adam", []string{"adam", "plain SGD"}},
+	} {
+		run := accounting.Run{UpdateRule: tc.rule, DatasetSize: 60000}
+		a, err := New(run)
+		if err != nil {
+			t.Fatalf("%s: %v, want an accountant that refuses at Epsilon", tc.rule, err)
 		}
+		cert, err := rdp.New(run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range steps {
+			if err := a.Compose(s); err != nil {
+				t.Fatalf("%s: Compose: %v", tc.rule, err)
+			}
+			if err := cert.Compose(s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, acct := range []accounting.Accountant{a, a.Clone()} {
+			g, err := acct.Epsilon(1e-5)
+			if err == nil || !math.IsNaN(g.Epsilon) {
+				t.Errorf("%s: ε = %v, err = %v: want a refusal and no number", tc.rule, g.Epsilon, err)
+				continue
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%s: refusal %q does not name %q", tc.rule, err, w)
+				}
+			}
+		}
+		g, err := cert.Epsilon(1e-5)
+		if err != nil || g.Label != accounting.Certified || !(g.Epsilon > 0) || math.IsInf(g.Epsilon, 0) {
+			t.Errorf("%s: certified RDP of the same records: %+v, %v", tc.rule, g, err)
+		}
+	}
+	// With the plain step the same records give a (smaller, paper-labelled) number.
+	a, _ := New(sgdRun)
+	for _, s := range steps {
+		_ = a.Compose(s)
+	}
+	if g, err := a.Epsilon(1e-5); err != nil || !(g.Epsilon > 0) {
+		t.Errorf("sgd: %+v, %v", g, err)
 	}
 	// The threat model reveals every iterate (seed-003 §4.1): releasing all of them is fine.
 	for _, last := range []bool{false, true} {

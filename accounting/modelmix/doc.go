@@ -24,7 +24,9 @@
 //
 // What the guarantee needs (the assumptions of Theorem 4.1's proof, Appendix C), and how it is checked: Poisson sampling, the
 // Gaussian mechanism and add/remove neighbours (checked on every step); a plain SGD update, no
-// momentum or Adam state built from the hidden noisy gradients (checked on the run); every
+// momentum or Adam state built from the hidden noisy gradients (checked on the run: a run that
+// declares such an update rule gets an accountant whose every Epsilon is that refusal, never a
+// number, so that reports list it beside the certified ε of the same run); every
 // coordinate mixed every step with a box side at least the declared width, mixing weights and
 // noise kept secret (the optimizer's declaration: an optimizer that cannot promise this must
 // declare MixWidth 0). The threat model lets the adversary see every iterate, so the run need

@@ -2,6 +2,7 @@ package modelmix
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/algorithm"
@@ -17,6 +18,11 @@ type Section struct {
 	Gap float64 `yaml:"gap"`
 	// LinfParts is p of the l2+l∞ clipping (Algorithm 2); 0 or 1 means l2 only.
 	LinfParts int `yaml:"linf_parts"`
+	// Momentum is μ ∈ [0, 1) of heavy-ball momentum on the privatised gradient (Config.Momentum);
+	// 0, the default, is Algorithm 1. An explicit opt-in outside ModelMix's guarantee: with
+	// μ > 0 the modelmix accountant reports a refusal instead of ε, and a certified accountant
+	// (rdp, pld) must stop and calibrate the run.
+	Momentum float64 `yaml:"momentum"`
 }
 
 // Algorithm is DP-SGD with ModelMix (Xiao, Wan & Devadas, Algorithm 1).
@@ -32,7 +38,16 @@ func Algorithm() algorithm.Algorithm {
 			var errs []error
 			if c.Optimizer.Update != "sgd" {
 				// Theorem 4.1 covers plain SGD only (its proof, Appendix C).
-				errs = append(errs, fmt.Errorf("modelmix: optimizer.update must be sgd: momentum or Adam state breaks ModelMix's guarantee"))
+				errs = append(errs, fmt.Errorf("modelmix: optimizer.update must be sgd: momentum or Adam state breaks ModelMix's guarantee (heavy-ball momentum outside the guarantee, reported under a certified accountant only, is optimizer.modelmix.momentum)"))
+			}
+			switch {
+			case !(s.Momentum >= 0 && s.Momentum < 1):
+				errs = append(errs, fmt.Errorf("optimizer.modelmix.momentum = %v: must be in [0, 1) (0, the default, is ModelMix's plain step)", s.Momentum))
+			case s.Momentum > 0 && c.StopAccountant == Name:
+				// Theorem 4.1's proof (Appendix C) conditions each step on the public iterates; the velocity carries hidden noisy gradients.
+				errs = append(errs, fmt.Errorf("optimizer.modelmix.momentum = %v: the velocity carries earlier noisy gradients into every step, which ModelMix's bound (Theorem 4.1) does not cover, so the modelmix accountant refuses to give ε for this run and cannot stop or calibrate it: set privacy.stop_accountant: rdp (certified; it covers momentum), or set the momentum to 0", s.Momentum))
+			case s.Momentum > 0 && !slices.Contains(c.Accountants, "rdp") && !slices.Contains(c.Accountants, "pld"):
+				errs = append(errs, fmt.Errorf("optimizer.modelmix.momentum = %v: ModelMix's bound (Theorem 4.1) does not cover momentum, so the run needs a certified accountant that does: add rdp (or pld) to privacy.accountants", s.Momentum))
 			}
 			if err := algorithm.Positive("optimizer.modelmix.gap", s.Gap); err != nil {
 				errs = append(errs, err)
@@ -52,7 +67,7 @@ func Algorithm() algorithm.Algorithm {
 						return nil, err
 					}
 					return New(Config{NoiseMultiplier: sigma, ClipNorm: o.ClipNorm,
-						LinfParts: s.LinfParts, Schedule: e.Schedule, MixRatio: s.Gap, Rule: rule}, noise)
+						LinfParts: s.LinfParts, Schedule: e.Schedule, MixRatio: s.Gap, Rule: rule, Momentum: s.Momentum}, noise)
 				},
 			}, nil
 		},

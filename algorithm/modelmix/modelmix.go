@@ -31,6 +31,14 @@ type Config struct {
 	// Adam) is not covered by Theorem 4.1 (its proof, Appendix C, conditions on the public iterates only). SGD's weight decay is
 	// applied at w_{k−1}, a public iterate.
 	Rule optim.UpdateRule
+	// Momentum is μ ∈ [0, 1) of heavy-ball momentum on the privatised gradient (see
+	// MixMomentum); 0 is Algorithm 1. It is an opt-in outside ModelMix's guarantee: the
+	// velocity carries every earlier noisy gradient, which the secret mixing weights keep
+	// hidden from the adversary, so Theorem 4.1's per-step analysis conditioned on the public
+	// iterates (Appendix C) no longer applies. With μ > 0 UpdateRule is "momentum", which the
+	// modelmix accountant refuses to give a number for; the sampled-Gaussian RDP of the same
+	// noise (every noisy sum released) still covers the run.
+	Momentum float64
 }
 
 // Optimizer is DP-SGD with ModelMix, Xiao, Wan & Devadas's Algorithm 1 in the mean-normalised form of
@@ -53,6 +61,7 @@ type Optimizer struct {
 	grad  []float32
 	norms []float64
 	prev  []float32 // w_{k−2}: the previous, public iterate (after gap enforcement)
+	vel   []float32 // the heavy-ball velocity v when Config.Momentum > 0: hidden, carries noisy gradients
 	k     int
 }
 
@@ -80,6 +89,9 @@ func New(cfg Config, noise *optim.Noise) (*Optimizer, error) {
 	if cfg.MixThreshold == nil && (!(cfg.MixRatio > 0) || math.IsInf(cfg.MixRatio, 0)) {
 		return nil, fmt.Errorf("modelmix: ModelMix mixing ratio κ = %v must be positive and finite (τ = κη); without mixing use DP-SGD", cfg.MixRatio)
 	}
+	if !(cfg.Momentum >= 0 && cfg.Momentum < 1) {
+		return nil, fmt.Errorf("modelmix: ModelMix momentum μ = %v must be in [0, 1) (0 is Algorithm 1's plain step)", cfg.Momentum)
+	}
 	var wd float64
 	switch r := cfg.Rule.(type) {
 	case nil:
@@ -87,7 +99,7 @@ func New(cfg Config, noise *optim.Noise) (*Optimizer, error) {
 		wd = r.WeightDecay
 	default:
 		// Theorem 4.1 does not cover state carried across steps.
-		return nil, fmt.Errorf("modelmix: ModelMix cannot use update rule %q: its state would carry the hidden noisy gradients across steps, which ModelMix's guarantee does not cover; use sgd", r.Name())
+		return nil, fmt.Errorf("modelmix: ModelMix cannot use update rule %q: its state would carry the hidden noisy gradients across steps, which ModelMix's guarantee does not cover; use sgd (heavy-ball momentum outside the guarantee is Config.Momentum)", r.Name())
 	}
 	o := &Optimizer{cfg: cfg, wd: wd, noise: noise}
 	if _, _, err := o.rates(0); err != nil {
@@ -113,11 +125,18 @@ func (o *Optimizer) rates(k int) (eta, tau float64, err error) {
 	return eta, tau, nil
 }
 
-// UpdateRule returns "sgd".
-func (o *Optimizer) UpdateRule() string { return "sgd" }
+// UpdateRule returns "sgd", or "momentum" when Config.Momentum > 0: the run declaration
+// accountants check (the modelmix accountant refuses "momentum").
+func (o *Optimizer) UpdateRule() string {
+	if o.cfg.Momentum > 0 {
+		return "momentum"
+	}
+	return "sgd"
+}
 
-// Stateful returns false: the previous iterate ModelMix keeps is public.
-func (o *Optimizer) Stateful() bool { return false }
+// Stateful reports whether noisy gradients are carried across steps: only with
+// Config.Momentum > 0 (the previous iterate ModelMix keeps is public).
+func (o *Optimizer) Stateful() bool { return o.cfg.Momentum > 0 }
 
 // Steps returns the number of steps taken.
 func (o *Optimizer) Steps() int { return o.k }
@@ -158,7 +177,17 @@ func (o *Optimizer) Step(m optim.GradientOracle, b optim.Batch, info optim.Batch
 	if !o.noise.AddGaussianScaled(o.grad, std, 1/p.Norm) {
 		return optim.Result{}, fmt.Errorf("modelmix: ModelMix step %d: %w", o.k+1, optim.ErrNotFinite)
 	}
-	Mix(params, o.prev, o.grad, eta, tau, o.wd, o.noise)
+	if o.cfg.Momentum > 0 {
+		if o.vel == nil {
+			o.vel = make([]float32, len(params))
+		}
+		if len(o.vel) != len(params) {
+			return optim.Result{}, fmt.Errorf("modelmix: ModelMix velocity has %d values for %d parameters", len(o.vel), len(params))
+		}
+		MixMomentum(params, o.prev, o.grad, o.vel, eta, tau, o.wd, o.cfg.Momentum, o.noise)
+	} else {
+		Mix(params, o.prev, o.grad, eta, tau, o.wd, o.noise)
+	}
 	rec := o.record(p, eta, tau)
 	o.k++
 	return optim.Result{Records: []accounting.Step{rec}, Stats: st, StepSize: eta}, nil
@@ -203,6 +232,28 @@ func (o *Optimizer) gradSum(m optim.GradientOracle, b optim.Batch) (optim.Stats,
 // The weights u come from noise and are not kept. Arithmetic is in float64, so the box used has
 // every side at least tau even where float32 could not represent the widened iterates.
 func Mix(w1, w2, g []float32, eta, tau, wd float64, noise *optim.Noise) {
+	mix(w1, w2, g, nil, eta, tau, wd, 0, noise)
+}
+
+// MixMomentum is Mix with heavy-ball momentum μ on the privatised gradient (Polyak 1964, in
+// the undampened form of PyTorch's SGD, which the Tramèr & Boneh code that Xiao, Wan & Devadas's
+// Section 5.1 follows uses with μ = 0.9): with v the velocity,
+//
+//	v ← μ·v + g + wd·w_{k−1},
+//	w1 ← u·w_{k−1} + (1−u)·w_{k−2} − eta·v,  w2 ← w_{k−1} after widening,
+//
+// v stored in float32 and the step taken with its float64 value (as optim.Momentum does).
+// v carries every earlier noisy gradient into the step; Theorem 4.1 does not cover it (see
+// Config.Momentum).
+func MixMomentum(w1, w2, g, v []float32, eta, tau, wd, mu float64, noise *optim.Noise) {
+	if len(v) != len(w1) {
+		panic(fmt.Sprintf("modelmix: length mismatch: %d parameters, %d velocity values", len(w1), len(v)))
+	}
+	mix(w1, w2, g, v, eta, tau, wd, mu, noise)
+}
+
+// mix is Mix, and MixMomentum when v is not nil.
+func mix(w1, w2, g, v []float32, eta, tau, wd, mu float64, noise *optim.Noise) {
 	if len(w2) != len(w1) || len(g) != len(w1) {
 		panic(fmt.Sprintf("modelmix: length mismatch: %d parameters, %d previous, %d gradient values", len(w1), len(w2), len(g)))
 	}
@@ -211,6 +262,10 @@ func Mix(w1, w2, g []float32, eta, tau, wd float64, noise *optim.Noise) {
 	for j := range w1 {
 		a, b := float64(w1[j]), float64(w2[j])
 		grad := float64(g[j]) + wd*a
+		if v != nil {
+			grad += mu * float64(v[j])
+			v[j] = float32(grad)
+		}
 		if gap := a - b; math.Abs(gap) < tau {
 			if gap >= 0 {
 				a, b = a+half, b-half
