@@ -1,6 +1,7 @@
 package train
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/internal/dptest"
+	"github.com/dptrain/dptrain/internal/mpi"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
 )
@@ -39,6 +41,8 @@ func harnessModels() map[string]models.Spec {
 		// 16 channels) without padding, so that a constant input gives identical patches.
 		"cnn-gram": {Kind: "cnn", Input: []int{8, 6, 6}, Classes: 3, Layers: []models.LayerSpec{{Type: "conv2d", Out: 16, Kernel: 3},
 			{Type: "tanh"}, {Type: "flatten"}, {Type: "dense", Out: 3}}},
+		"cnn-max-ws": {Kind: "cnn", Input: img, Classes: 3, WeightStandardization: true, Layers: []models.LayerSpec{{Type: "conv2d", Out: 4, Kernel: 3, Padding: 1},
+			{Type: "tanh"}, {Type: "maxpool", Kernel: 2, Stride: 1}, {Type: "flatten"}, {Type: "dense", Out: 3}}},
 		"cnn-groupnorm": cnn(models.LayerSpec{Type: "conv2d", Out: 4, Kernel: 3, Padding: 1}, models.LayerSpec{Type: "groupnorm", Groups: 2},
 			models.LayerSpec{Type: "relu"}, models.LayerSpec{Type: "flatten"}, models.LayerSpec{Type: "dense", Out: 3}),
 		"cnn-residual": cnn(models.LayerSpec{Type: "conv2d", Out: 4, Kernel: 3, Padding: 1, NoBias: true}, models.LayerSpec{Type: "groupnorm", Groups: 2},
@@ -117,6 +121,8 @@ type harnessStep struct {
 	info      optim.BatchInfo
 	spec      models.Spec
 	addRemove bool // the records declare add/remove adjacency
+	// ranks > 1 runs the step data-parallel, as that many ranks would (ranksOracle).
+	ranks int
 }
 
 const (
@@ -202,9 +208,72 @@ func (h harnessStep) experiment(params []float32) dptest.Experiment {
 			if in, ok := o.(optim.Initializer); ok {
 				in.Init(nw.Params())
 			}
+			if h.ranks > 1 {
+				ro, err := newRanksOracle(h.spec, nw, h.ranks)
+				return o, ro, err
+			}
 			return o, nw, nil
 		},
 	}
+}
+
+// ranksOracle is the gradient oracle of a data-parallel step as k ranks run it: the optimizer
+// under test calls rank 0's mpi.Sharded oracle, and at each call the other ranks' Sharded
+// oracles (each over its own copy of the network, holding rank 0's parameters) are called with
+// the same batch on their own goroutines, as their optimizers would call them, so that the real
+// per-rank shares and the real all-reduce produce the sum the optimizer releases.
+type ranksOracle struct {
+	ranks []*mpi.Sharded
+}
+
+func newRanksOracle(spec models.Spec, nw *models.Network, k int) (*ranksOracle, error) {
+	cs := mpi.Local(k)
+	o := &ranksOracle{ranks: []*mpi.Sharded{{Inner: nw, Comm: cs[0]}}}
+	for r := 1; r < k; r++ {
+		other, err := models.New(spec, rand.New(rand.NewPCG(1, 2)))
+		if err != nil {
+			return nil, err
+		}
+		o.ranks = append(o.ranks, &mpi.Sharded{Inner: other, Comm: cs[r]})
+	}
+	return o, nil
+}
+
+func (o *ranksOracle) Params() []float32 { return o.ranks[0].Params() }
+
+// each runs call on rank 0 and, concurrently, on every other rank (with rank 0's parameters
+// and buffers of its own), and returns rank 0's result.
+func (o *ranksOracle) each(grad []float32, norms []float64, call func(r *mpi.Sharded, grad []float32, norms []float64) (optim.Stats, error)) (optim.Stats, error) {
+	var wg sync.WaitGroup
+	errs := make([]error, len(o.ranks))
+	for i, r := range o.ranks[1:] {
+		copy(r.Params(), o.ranks[0].Params())
+		g := make([]float32, len(grad))
+		var ns []float64
+		if norms != nil {
+			ns = make([]float64, len(norms))
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i+1] = call(r, g, ns)
+		}()
+	}
+	st, err := call(o.ranks[0], grad, norms)
+	wg.Wait()
+	return st, errors.Join(append(errs, err)...)
+}
+
+func (o *ranksOracle) ClippedGradSum(b optim.Batch, clip float64, grad []float32, norms []float64) (optim.Stats, error) {
+	return o.each(grad, norms, func(r *mpi.Sharded, g []float32, ns []float64) (optim.Stats, error) {
+		return r.ClippedGradSum(b, clip, g, ns)
+	})
+}
+
+func (o *ranksOracle) PerSampleGradSum(b optim.Batch, f func(int, []float32), grad []float32) (optim.Stats, error) {
+	return o.each(grad, nil, func(r *mpi.Sharded, g []float32, _ []float64) (optim.Stats, error) {
+		return r.PerSampleGradSum(b, f, g)
+	})
 }
 
 // worst collects the largest ratio ‖ΔS‖/C per algorithm and relation, for the log.
@@ -254,9 +323,16 @@ func TestNeighbouringSensitivity(t *testing.T) {
 		for _, cfg := range cfgs[alg] {
 			accepted := 0
 			for _, mname := range names {
-				for _, engine := range []string{"direct", "graph"} {
+				for _, engine := range []string{"direct", "graph", "direct/ranks=2", "direct/ranks=3"} {
 					spec := specs[mname]
-					spec.Engine = engine
+					spec.Engine, _, _ = strings.Cut(engine, "/")
+					ranks := 1
+					if _, r, ok := strings.Cut(engine, "ranks="); ok {
+						if !a.DataParallel {
+							continue
+						}
+						ranks = int(r[0] - '0')
+					}
 					_, refused, err := prepareHarness(algs, cfg, spec, 33)
 					if err != nil {
 						t.Fatalf("%s %s %s: %v", cfg.Name, mname, engine, err)
@@ -268,7 +344,7 @@ func TestNeighbouringSensitivity(t *testing.T) {
 					t.Run(fmt.Sprintf("%s/%s/%s", cfg.Name, mname, engine), func(t *testing.T) {
 						t.Parallel()
 						for _, n := range sizes {
-							runHarnessSize(t, algs, cfg, spec, n, w)
+							runHarnessSize(t, algs, cfg, spec, n, ranks, w)
 						}
 					})
 				}
@@ -291,11 +367,12 @@ func TestNeighbouringSensitivity(t *testing.T) {
 }
 
 // runHarnessSize runs every neighbouring pair of one batch size n.
-func runHarnessSize(t *testing.T, algs *Algorithms, cfg *Config, spec models.Spec, n int, w *worst) {
+func runHarnessSize(t *testing.T, algs *Algorithms, cfg *Config, spec models.Spec, n, ranks int, w *worst) {
 	h, refused, err := prepareHarness(algs, cfg, spec, n)
 	if err != nil || refused != nil {
 		t.Fatalf("batch size %d: %v %v", n, err, refused)
 	}
+	h.ranks = ranks
 	nw, err := models.New(spec, rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		t.Fatal(err)
