@@ -75,7 +75,10 @@ type direct struct {
 	gl    []float32   // gradient of the summed loss at the logits, n × classes
 	patch [][]float32 // conv layer j's patch matrix, n·rows × d
 	arg   [][]int32   // max-pool op i's argmax indices, n × outSize
-	wp    [][]float32 // conv layer j's weight with rows in patch order (kernel row, column, channel)
+	wp    [][]float32 // conv layer j's weight with rows in patch order (kernel row, column, channel); Ŵ if standardised
+	hat   [][]float32 // standardised conv layer j: Ŵ in parameter row order
+	inv   [][]float64 // standardised conv layer j: 1/σ per output channel (ws.go)
+	mean  []float64   // standardise's scratch
 	perm  [][]int32   // conv layer j: perm[r] is the parameter row of patch-order row r
 
 	sq    []float64 // per-sample squared gradient norms
@@ -105,6 +108,8 @@ type directScratch struct {
 	blk64 [][]float64
 	// PerSampleGradSum: one sample's gradient, and a conv layer's in patch row order.
 	sample, wtmp []float32
+	// standardiseBack's scratch.
+	wsAcc []float64
 }
 
 // newDirect returns the direct executor for nw's plan, or nil if the plan has a layer it does
@@ -162,6 +167,7 @@ func newDirect(nw *Network) *direct {
 	}
 	nl := len(p.layers)
 	dr.wp, dr.perm, dr.partOff = make([][]float32, nl), make([][]int32, nl), make([]int, nl)
+	dr.hat, dr.inv = make([][]float32, nl), make([][]float64, nl)
 	for j := range p.layers {
 		l := &p.layers[j]
 		dr.partOff[j] = -1
@@ -176,6 +182,10 @@ func newDirect(nw *Network) *direct {
 		// Patch-order row (kernel row r, column s, channel ch) is parameter row (ch, r, s).
 		dr.wp[j] = make([]float32, l.d*l.k)
 		dr.perm[j] = make([]int32, l.d)
+		if l.ws {
+			dr.hat[j], dr.inv[j] = make([]float32, l.d*l.k), make([]float64, l.k)
+			dr.mean = make([]float64, max(len(dr.mean), l.k))
+		}
 		for r := 0; r < l.kh; r++ {
 			for s := 0; s < l.kw; s++ {
 				for ch := 0; ch < l.c; ch++ {
@@ -283,16 +293,31 @@ func (dr *direct) parallel(tasks int, f func(t, worker int)) {
 	wg.Wait()
 }
 
-// refreshWeights copies the conv weights into patch row order.
+// refreshWeights copies the conv weights into patch row order, standardised (ws.go) where the
+// layer is: the forward and backward passes then run on Ŵ, and wp is the Ŵ that maps
+// gradients back (standardiseBack is the same map whatever the order of a column's rows).
 func (dr *direct) refreshWeights() {
 	for j, wp := range dr.wp {
 		if wp == nil {
 			continue
 		}
 		l := &dr.nw.plan.layers[j]
-		for r, pr := range dr.perm[j] {
-			copy(wp[r*l.k:(r+1)*l.k], dr.nw.params[l.w+int(pr)*l.k:l.w+int(pr+1)*l.k])
+		src := dr.nw.params[l.w : l.w+l.d*l.k]
+		if l.ws {
+			standardise(src, dr.hat[j], dr.inv[j], dr.mean, l.d, l.k)
+			src = dr.hat[j]
 		}
+		for r, pr := range dr.perm[j] {
+			copy(wp[r*l.k:(r+1)*l.k], src[int(pr)*l.k:int(pr+1)*l.k])
+		}
+	}
+}
+
+// standardiseBack maps v, a gradient with respect to conv layer j's Ŵ in patch row order, in
+// place to the gradient with respect to its raw weights when the layer is standardised.
+func (dr *direct) standardiseBack(j int, v []float32, s *directScratch) {
+	if l := &dr.nw.plan.layers[j]; l.ws {
+		s.wsAcc = standardiseBack(v, dr.wp[j], dr.inv[j], l.d, l.k, s.wsAcc)
 	}
 }
 
@@ -518,8 +543,12 @@ func (dr *direct) layerAG(i, lo, m int) (a, g []float32, l *pLayer) {
 // (a conv layer where that is cheaper than the Gram identity, see LayerGeometry.useGram) and
 // small enough to keep for a block: the block's clipped sum is then Σ c_i·(P_iᵀG_i) from the
 // kept products, and the layer needs no second GEMM.
+//
+// A standardised conv layer is always kept: its norm is that of the mapped-back gradient, which
+// the Gram identity does not give, and the clipped sum must hold the very vectors whose norms
+// gave the clip factors (ws.go).
 func keepSample(l *pLayer) bool {
-	return l.kind == kindConv && !l.geometry().UseGram() && directBlock*l.d*l.k <= 1<<20
+	return l.kind == kindConv && (l.ws || !l.geometry().UseGram() && directBlock*l.d*l.k <= 1<<20)
 }
 
 // clipBlock computes the block's per-sample gradient norms (into norms when set) and clip
@@ -537,7 +566,8 @@ func (dr *direct) clipBlock(start, lo, m int, clip float64, needNorms bool, norm
 			}
 			a, g, l := dr.layerAG(i, lo, m)
 			if keepSample(l) {
-				materialise(sq, a, g, l, s.mat[dr.ops[i].p], s.bias[dr.ops[i].p])
+				j := dr.ops[i].p
+				dr.materialise(sq, a, g, j, s)
 				continue
 			}
 			if l.kind == kindConv {
@@ -622,6 +652,7 @@ func (dr *direct) clipBlock(start, lo, m int, clip float64, needNorms bool, norm
 			// No clipping (clip = +Inf, no norms asked for): nothing is released privately,
 			// one float32 GEMM.
 			gemm(blas.Trans, blas.NoTrans, m*l.rows(), l.d, a, m*l.rows(), l.k, g, 0, l.d, l.k, part[off:])
+			dr.standardiseBack(j, part[off:off+dk], s) // linear: the sum maps back as a whole
 			if l.b >= 0 {
 				columnSums(part[off+dk:off+dk+l.k], g, l.k)
 			}
@@ -654,14 +685,18 @@ func (dr *direct) dropSample(i int) {
 	}
 }
 
-// materialise writes each of the block's per-sample conv weight gradients P_iᵀG_i to mat and
-// bias gradients G_iᵀ1 to bias, and adds their squared norms to sq, with the arithmetic of
+// materialise writes each of the block's per-sample gradients of conv layer j's weights,
+// P_iᵀG_i (mapped back through the standardisation where the layer has one), to s.mat[j] and its
+// bias gradients G_iᵀ1 to s.bias[j], and adds their squared norms to sq, with the arithmetic of
 // SquaredNorms' materialising path.
-func materialise(sq []float64, a, g []float32, l *pLayer, mat, bias []float32) {
+func (dr *direct) materialise(sq []float64, a, g []float32, j int, s *directScratch) {
+	l := &dr.nw.plan.layers[j]
+	mat, bias := s.mat[j], s.bias[j]
 	r, d, k := l.rows(), l.d, l.k
 	for i := range sq {
 		w := mat[i*d*k : (i+1)*d*k]
 		gemm(blas.Trans, blas.NoTrans, r, d, a[i*r*d:], r, k, g[i*r*k:], 0, d, k, w)
+		dr.standardiseBack(j, w, s)
 		sq[i] += sumSq(w)
 		if l.b >= 0 {
 			cs := bias[i*k : (i+1)*k]
@@ -881,6 +916,7 @@ func (dr *direct) sampleGrad(i int, g []float32, s *directScratch) float64 {
 			// P_iᵀG_i in patch row order, then back to parameter row order.
 			s.wtmp = kernels.Grow(s.wtmp, l.d*l.k)
 			gemm(blas.Trans, blas.NoTrans, l.rows(), l.d, a, l.rows(), l.k, gz, 0, l.d, l.k, s.wtmp)
+			dr.standardiseBack(dr.ops[oi].p, s.wtmp[:l.d*l.k], s)
 			for r, pr := range dr.perm[dr.ops[oi].p] {
 				copy(g[l.w+int(pr)*l.k:l.w+int(pr+1)*l.k], s.wtmp[r*l.k:(r+1)*l.k])
 			}

@@ -52,6 +52,15 @@
 // the Gram path are computed in float64 with a rigorous round-off allowance and never
 // under-estimate the gradient's norm, however its per-position terms cancel (package internal/kernels, also named here).
 //
+// Spec.WeightStandardization standardises every conv layer's weights per output channel in the
+// forward pass (Qiao et al., "Micro-Batch Training with Batch-Channel Normalization and Weight
+// Standardization"; De et al. 2022 pair it with GroupNorm): ws.go. Both engines run it. It is a
+// reparametrisation, so per-example gradients are still gradients of each example's own loss
+// with respect to the parameters; a standardised layer's per-example weight gradient is P_iᵀG_i
+// mapped back through the standardisation's Jacobian (one linear map for every example), and it
+// is that mapped-back gradient which is materialised, measured and summed for clipping.
+// Forward-only estimators refuse standardised networks (LinearLayers leaves such layers out).
+//
 // ReferenceGrad computes one sample's gradient with gorgonia's ordinary autodiff with respect
 // to the parameter nodes; tests check ClippedGradSum and PerSampleGradSum against it and
 // against finite differences for every layer type.

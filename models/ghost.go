@@ -5,6 +5,8 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
+
+	"github.com/dptrain/dptrain/internal/kernels"
 )
 
 // Ghost clipping: per-sample gradient norms and clipped sums from the batched forward and
@@ -34,10 +36,37 @@ func general(rows, cols int, data []float32) blas32.General {
 	return blas32.General{Rows: rows, Cols: cols, Stride: cols, Data: data[:rows*cols]}
 }
 
+// wsSampleGrad writes sample i's gradient with respect to standardised conv layer j's raw
+// weights into w (d×k): P_iᵀG_i, the gradient with respect to Ŵ, mapped back through the
+// standardisation (ws.go). nw.ws must be refreshed.
+func (nw *Network) wsSampleGrad(t *tape, j, i int, w []float32) {
+	l := &nw.plan.layers[j]
+	r := l.rows()
+	blas32.Gemm(blas.Trans, blas.NoTrans, 1, general(r, l.d, t.a[j][i*r*l.d:]), general(r, l.k, t.gz[j][i*r*l.k:]),
+		0, general(l.d, l.k, w))
+	nw.ws.acc = standardiseBack(w, nw.ws.hat[j], nw.ws.inv[j], l.d, l.k, nw.ws.acc)
+}
+
 // ghostSquaredNorms adds ‖∇ℓ_i‖² of the first m rows of t's last run into sq.
 func (nw *Network) ghostSquaredNorms(t *tape, m int, sq []float64) error {
 	for j := range nw.plan.layers {
 		l := &nw.plan.layers[j]
+		switch {
+		case l.ws:
+			// Materialised and mapped back: the norm of the raw weights' gradient.
+			nw.scratch = kernels.Grow(nw.scratch, l.d*l.k+l.k)
+			w, cs := nw.scratch[:l.d*l.k], nw.scratch[l.d*l.k:l.d*l.k+l.k]
+			r := l.rows()
+			for i := 0; i < m; i++ {
+				nw.wsSampleGrad(t, j, i, w)
+				sq[i] += sumSq(w)
+				if l.b >= 0 {
+					columnSums(cs, t.gz[j][i*r*l.k:(i+1)*r*l.k], l.k)
+					sq[i] += sumSq(cs)
+				}
+			}
+			continue
+		}
 		switch l.kind {
 		case kindDense, kindConv:
 			var err error
@@ -69,6 +98,31 @@ func sum(s []float32) float64 {
 func (nw *Network) ghostScaledSum(t *tape, m int, scale []float32, grad []float32) error {
 	for j := range nw.plan.layers {
 		l := &nw.plan.layers[j]
+		if l.ws {
+			// The same mapped-back per-sample gradients whose norms gave scale, each scaled
+			// and added in float32 like the materialising path.
+			nw.scratch = kernels.Grow(nw.scratch, l.d*l.k+l.k)
+			w, cs := nw.scratch[:l.d*l.k], nw.scratch[l.d*l.k:l.d*l.k+l.k]
+			gw := grad[l.w : l.w+l.d*l.k]
+			r := l.rows()
+			for i := 0; i < m; i++ {
+				c := scale[i]
+				if c == 0 {
+					continue // clipped to zero: its gradient may hold NaN
+				}
+				nw.wsSampleGrad(t, j, i, w)
+				for q, v := range w {
+					gw[q] += c * v
+				}
+				if l.b >= 0 {
+					columnSums(cs, t.gz[j][i*r*l.k:(i+1)*r*l.k], l.k)
+					for q, v := range cs {
+						grad[l.b+q] += c * v
+					}
+				}
+			}
+			continue
+		}
 		switch l.kind {
 		case kindDense, kindConv:
 			var gb []float32
@@ -114,8 +168,12 @@ func (nw *Network) sampleGrad(t *tape, i int, g []float32) {
 		case kindConv:
 			r := l.rows()
 			gz := t.gz[j][i*r*l.k : (i+1)*r*l.k]
-			blas32.Gemm(blas.Trans, blas.NoTrans, 1, general(r, l.d, t.a[j][i*r*l.d:]), general(r, l.k, gz),
-				0, general(l.d, l.k, g[l.w:]))
+			if l.ws {
+				nw.wsSampleGrad(t, j, i, g[l.w:l.w+l.d*l.k])
+			} else {
+				blas32.Gemm(blas.Trans, blas.NoTrans, 1, general(r, l.d, t.a[j][i*r*l.d:]), general(r, l.k, gz),
+					0, general(l.d, l.k, g[l.w:]))
+			}
 			if l.b >= 0 {
 				columnSums(g[l.b:l.b+l.k], gz, l.k)
 			}

@@ -125,6 +125,13 @@ func (nw *Network) build(n int, m mode, from int) (*tape, error) {
 		l := &p.layers[j]
 		rows := n * l.rows()
 		w := param(l.name+".weight", l.w, l.d*l.k, l.d, l.k)
+		if l.ws {
+			// Ŵ in place of W (ws.go); in modeRef gorgonia differentiates through it.
+			var err error
+			if w, err = G.ApplyOp(wsOp{l.d, l.k}, w); err != nil {
+				return nil, fmt.Errorf("models: %s: %w", l.name, err)
+			}
+		}
 		z, err := G.Mul(a, w)
 		if err != nil {
 			return nil, fmt.Errorf("models: %s: %w", l.name, err)

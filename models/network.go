@@ -33,6 +33,7 @@ type Network struct {
 	sample  []float32 // one sample's gradient (PerSampleGradSum)
 	scratch []float32 // per-sample conv gradients, column sums
 	norm64  []float64 // Gram matrices and their inputs in float64 (squaredNorms)
+	ws      wsState   // standardised conv weights for the graph's ghost path (ws.go)
 }
 
 type tapeKey struct {
@@ -368,6 +369,7 @@ func (nw *Network) ClippedGradSum(b Batch, clip float64, grad []float32, norms [
 	if nw.dr != nil {
 		return nw.dr.run(b, grad, clip, needNorms, norms, nil)
 	}
+	nw.ws.refresh(nw.plan, nw.params)
 	clear(grad)
 	for start := 0; start < b.N; start += nw.res.chunk {
 		t, m, err := nw.pass(b, start, modeGhost, &s, nil)
@@ -425,6 +427,7 @@ func (nw *Network) PerSampleGradSum(b Batch, f func(i int, g []float32), grad []
 	if nw.dr != nil {
 		return nw.dr.perSample(b, f, grad)
 	}
+	nw.ws.refresh(nw.plan, nw.params)
 	clear(grad)
 	nw.sample = kernels.Grow(nw.sample, len(nw.params))
 	g := nw.sample[:len(nw.params)]

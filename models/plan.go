@@ -53,6 +53,7 @@ type pLayer struct {
 	// GroupNorm over C channels of hw positions in groups; scale at w, shift at b.
 	groups, hw int
 	he         bool // He initialisation (followed by relu/gelu); Glorot otherwise
+	ws         bool // conv: weights standardised in the forward pass (ws.go)
 }
 
 // rows is the number of rows a sample contributes to the layer's A and G matrices.
@@ -102,7 +103,7 @@ func makePlan(r resolved) (*plan, error) {
 			return nil, 0, fmt.Errorf("models: %s kernel %d is larger than its padded input %v", name, kernel, in)
 		}
 		l := pLayer{kind: kindConv, name: name, d: in[0] * kernel * kernel, k: out,
-			c: in[0], h: in[1], wd: in[2], kh: kernel, kw: kernel, stride: stride, pad: pad, oh: oh, ow: ow, b: -1, he: he}
+			c: in[0], h: in[1], wd: in[2], kh: kernel, kw: kernel, stride: stride, pad: pad, oh: oh, ow: ow, b: -1, he: he, ws: r.ws}
 		l.w = param(name+".weight", []int{in[0], kernel, kernel, out}, false)
 		if bias {
 			l.b = param(name+".bias", []int{out}, true)

@@ -2,6 +2,7 @@ package models
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -26,6 +27,13 @@ type Spec struct {
 	// "auto": direct where the network has only dense, conv2d, pooling, flatten, tanh and relu
 	// layers, graph otherwise. Results agree to float32 rounding.
 	Engine string `json:"engine,omitempty" yaml:"engine,omitempty"`
+	// WeightStandardization standardises the weights of every conv layer (conv2d layers and
+	// the convolutions inside resblocks) in the forward pass, per output channel over its
+	// fan-in: Ŵ_o = (W_o − mean(W_o))/√(var(W_o) + 1e-5) (Qiao et al., "Micro-Batch Training
+	// with Batch-Channel Normalization and Weight Standardization"; De et al. 2022 use it with
+	// GroupNorm). It reparametrises the model and leaves per-example clipping and the privacy
+	// analysis unchanged (see ws.go). A spec without conv layers is refused. Both engines run it.
+	WeightStandardization bool `json:"weight_standardization,omitempty" yaml:"weight_standardization,omitempty"`
 	// Preprocessing records how the inputs were prepared (dataset, normalisation, features),
 	// as the trainer's config keys and values, so that evaluation can prepare its inputs the
 	// same way. This package stores it with the parameters and never reads it.
@@ -70,6 +78,7 @@ type resolved struct {
 	layers  []LayerSpec
 	chunk   int
 	engine  string // "direct", "graph" or "auto"
+	ws      bool   // standardise conv weights (Spec.WeightStandardization)
 }
 
 func preset(name string) (Spec, bool) {
@@ -164,7 +173,8 @@ func (s Spec) resolve() (resolved, error) {
 	if s.Classes < 2 {
 		return resolved{}, fmt.Errorf("models: spec %q has %d classes; need at least 2", name, s.Classes)
 	}
-	r := resolved{name: name, input: append([]int(nil), s.Input...), classes: s.Classes, chunk: s.Chunk}
+	r := resolved{name: name, input: append([]int(nil), s.Input...), classes: s.Classes, chunk: s.Chunk,
+		ws: s.WeightStandardization}
 	if r.chunk == 0 {
 		r.chunk = 256
 	}
@@ -240,6 +250,9 @@ func (s Spec) resolve() (resolved, error) {
 		default:
 			return resolved{}, fmt.Errorf("models: layer %d has unknown type %q", i, l.Type)
 		}
+	}
+	if r.ws && !slices.ContainsFunc(r.layers, func(l LayerSpec) bool { return l.Type == "conv2d" || l.Type == "resblock" }) {
+		return resolved{}, fmt.Errorf("models: weight_standardization standardises conv layers, and %s has none: remove the key or use a model with conv2d layers", name)
 	}
 	last := r.layers[len(r.layers)-1]
 	if last.Type != "dense" || last.Out != r.classes {

@@ -16,7 +16,9 @@ import (
 // LinearLayer is a dense or conv layer as a forward-only estimator sees it (kernels.LinearLayer).
 type LinearLayer = kernels.LinearLayer
 
-// LinearLayers lists the network's dense and conv layers in forward order.
+// LinearLayers lists the network's dense and conv layers in forward order, except conv layers
+// with standardised weights: their output is A·Ŵ, not A·W with W the parameters as they are, so
+// an estimator of ∂ℓ/∂W from the output's sensitivity does not apply to them (ws.go).
 func (nw *Network) LinearLayers() []LinearLayer {
 	var out []LinearLayer
 	for _, j := range nw.linearIndices() {
@@ -30,7 +32,7 @@ func (nw *Network) LinearLayers() []LinearLayer {
 func (nw *Network) linearIndices() []int {
 	var out []int
 	for j := range nw.plan.layers {
-		if k := nw.plan.layers[j].kind; k == kindDense || k == kindConv {
+		if l := &nw.plan.layers[j]; (l.kind == kindDense || l.kind == kindConv) && !l.ws {
 			out = append(out, j)
 		}
 	}
@@ -56,10 +58,8 @@ func (nw *Network) Trace(b Batch) (Trace, error) {
 		return Trace{}, err
 	}
 	lin := nw.LinearLayers()
-	for j := range nw.plan.layers {
-		if k := nw.plan.layers[j].kind; k != kindDense && k != kindConv {
-			return Trace{}, fmt.Errorf("models: %s has a %s layer: forward-only estimators cover dense and conv layers only; use a model without normalisation layers", nw.res.name, nw.plan.layers[j].name)
-		}
+	if err := nw.forwardOnlyCovered(); err != nil {
+		return Trace{}, err
 	}
 	idx := nw.linearIndices()
 	st := &traceState{outputs: make([][]float32, len(lin))}
@@ -194,11 +194,36 @@ func (nw *Network) resumeInputs(g *G.ExprGraph, t *tape, n, from int, toNCHW fun
 	return first + 1, h, stack, nil
 }
 
+// forwardOnlyCovered refuses networks whose parameters a likelihood-ratio estimator over the
+// dense/conv pre-activations does not cover: GroupNorm layers, and standardised conv weights
+// (the estimate would be the gradient with respect to Ŵ, not to the parameters).
+func (nw *Network) forwardOnlyCovered() error {
+	for j := range nw.plan.layers {
+		if l := &nw.plan.layers[j]; l.kind != kindDense && l.kind != kindConv {
+			return fmt.Errorf("models: %s has a %s layer: forward-only estimators cover dense and conv layers only; use a model without normalisation layers", nw.res.name, l.name)
+		}
+	}
+	return nw.refuseStandardised()
+}
+
+// refuseStandardised refuses a network with standardised conv weights (see forwardOnlyCovered).
+func (nw *Network) refuseStandardised() error {
+	for j := range nw.plan.layers {
+		if l := &nw.plan.layers[j]; l.ws {
+			return fmt.Errorf("models: %s standardises the weights of %s: forward-only estimators cover plain dense and conv layers only; set weight_standardization false", nw.res.name, l.name)
+		}
+	}
+	return nil
+}
+
 // PerturbedLosses runs the network forward on b with noise[i] ((N·Rows)×Out row-major, or nil
 // for none) added to the pre-activation output of LinearLayers()[i], and writes each example's
 // softmax cross-entropy into loss.
 func (nw *Network) PerturbedLosses(b Batch, noise [][]float32, loss []float64) error {
 	if err := nw.checkBatch(b); err != nil {
+		return err
+	}
+	if err := nw.refuseStandardised(); err != nil {
 		return err
 	}
 	lin := nw.LinearLayers()

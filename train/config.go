@@ -79,6 +79,11 @@ type ModelConfig struct {
 	Bias       *bool         `yaml:"bias"`
 	// Engine is auto (default), direct or graph: how passes run (models.Spec.Engine).
 	Engine string `yaml:"engine"`
+	// WeightStandardization standardises every conv layer's weights per output channel in the
+	// forward pass (Qiao et al.; De et al. 2022, with GroupNorm): a reparametrisation that
+	// leaves clipping and accounting unchanged. An error on a model without conv layers
+	// (models.Spec.WeightStandardization).
+	WeightStandardization bool `yaml:"weight_standardization"`
 }
 
 // LayerConfig is one layer of a CNN given as a list of layers.

@@ -87,9 +87,10 @@ func loadData(ctx context.Context, cfg *Config, seed uint64, log *logrus.Logger,
 // modelSpec maps the config's model section onto a models.Spec for the dataset's shape.
 func modelSpec(cfg ModelConfig, ds *data.Dataset) models.Spec {
 	if cfg.Preset != "" {
-		return models.Spec{Kind: cfg.Preset, Classes: ds.Classes, Engine: cfg.Engine}
+		return models.Spec{Kind: cfg.Preset, Classes: ds.Classes, Engine: cfg.Engine, WeightStandardization: cfg.WeightStandardization}
 	}
-	s := models.Spec{Kind: cfg.Kind, Classes: ds.Classes, Hidden: cfg.Hidden, Activation: cfg.Activation, Engine: cfg.Engine}
+	s := models.Spec{Kind: cfg.Kind, Classes: ds.Classes, Hidden: cfg.Hidden, Activation: cfg.Activation, Engine: cfg.Engine,
+		WeightStandardization: cfg.WeightStandardization}
 	if cfg.Bias != nil && !*cfg.Bias {
 		s.NoBias = true
 	}
