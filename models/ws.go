@@ -13,9 +13,9 @@ import (
 )
 
 // Weight standardisation of conv layers (Qiao et al., "Micro-Batch Training with Batch-Channel
-// Normalization and Weight Standardization", eq. 5; used with GroupNorm for private training by
+// Normalization and Weight Standardization"; used with GroupNorm for private training by
 // De, Berrada, Hayes, Smith & Balle (2022), "Unlocking High-Accuracy Differentially Private
-// Image Classification through Scale", §3.1). A standardised conv layer computes its output
+// Image Classification through Scale"). A standardised conv layer computes its output
 // with
 //
 //	Ŵ_o = (W_o − mean(W_o)) / √(var(W_o) + ε)
