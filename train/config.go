@@ -50,6 +50,9 @@ type DataConfig struct {
 	TrainSubset int `yaml:"train_subset"`
 	// TestSubset, when > 0, evaluates on the first TestSubset test examples.
 	TestSubset int `yaml:"test_subset"`
+	// Augment, when set, trains with augmentation multiplicity: random crops and flips of
+	// every image, several copies per example, their gradients averaged before clipping.
+	Augment AugmentConfig `yaml:"augment"`
 }
 
 // FeaturesConfig selects a fixed feature extractor. It looks at no data, so it costs no

@@ -287,6 +287,9 @@ func New(ctx context.Context, cfg *Config, opts Options) (_ *Trainer, err error)
 	if t.sampler, err = data.NewSampler(data.Scheme(o.Sampling), n, o.BatchSize, minBatch, t.samplerNoise.Rand()); err != nil {
 		return nil, err
 	}
+	if t.opts.Oracle, err = t.augmentation(t.opts.Oracle); err != nil {
+		return nil, err
+	}
 	t.total = plannedSteps(cfg.Training, t.sampler)
 	sched, err := schedule(o, t.total)
 	if err != nil {

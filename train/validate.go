@@ -105,6 +105,7 @@ func (r *Algorithms) Validate(c *Config) error {
 	if c.Data.FeatureNorm < 0 || c.Data.TrainSubset < 0 || c.Data.TestSubset < 0 {
 		bad("data.feature_norm, data.train_subset and data.test_subset must not be negative")
 	}
+	errs = append(errs, r.validateAugment(c)...)
 	switch c.Model.Engine {
 	case "", "auto", "direct", "graph":
 	default:

@@ -1,0 +1,329 @@
+package augment
+
+import (
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/optim"
+)
+
+// tableOracle is a model whose per-sample gradient is a function of the row and its input,
+// with PerSampleGradSum's contract: f on several goroutines, non-finite gradients skipped and
+// counted.
+type tableOracle struct {
+	params []float32
+	grad   func(r int, x []float32) []float32
+	dim    int
+}
+
+func (o *tableOracle) Params() []float32 { return o.params }
+
+func (o *tableOracle) ClippedGradSum(b optim.Batch, clip float64, grad []float32, norms []float64) (optim.Stats, error) {
+	var clipped, bad int
+	var mu sync.Mutex
+	st, err := o.PerSampleGradSum(b, func(i int, g []float32) {
+		c, err := optim.ClipL2(g, clip)
+		mu.Lock()
+		defer mu.Unlock()
+		if norms != nil {
+			norms[i] = optim.Norm2(g)
+		}
+		if c {
+			clipped++
+		}
+		if err != nil {
+			bad++
+		}
+	}, grad)
+	st.Clipped, st.NonFinite = clipped, st.NonFinite+bad
+	return st, err
+}
+
+func (o *tableOracle) PerSampleGradSum(b optim.Batch, f func(i int, g []float32), grad []float32) (optim.Stats, error) {
+	gs := make([][]float32, b.N)
+	var wg sync.WaitGroup
+	for r := range b.N {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			g := o.grad(r, b.X[r*o.dim:(r+1)*o.dim])
+			if n := optim.Norm2(g); math.IsNaN(n) || math.IsInf(n, 0) {
+				return
+			}
+			if f != nil {
+				f(r, g)
+			}
+			gs[r] = g
+		}()
+	}
+	wg.Wait()
+	clear(grad)
+	st := optim.Stats{N: b.N}
+	for _, g := range gs {
+		if g == nil {
+			st.NonFinite++
+			continue
+		}
+		for t, v := range g {
+			grad[t] += v
+		}
+	}
+	return st, nil
+}
+
+// Averaging then clipping, by hand: a model whose gradient for row r of the inner batch is the
+// table's row, so that example i's copies are rows 2i and 2i+1.
+func TestClippedAverageByHand(t *testing.T) {
+	table := [][]float32{
+		{3, 0}, {0, 4}, // average (1.5, 2), norm 2.5 → clipped to (0.6, 0.8)
+		{0.2, 0}, {0, 0.2}, // average (0.1, 0.1), norm √0.02, unclipped
+		{1e38, 1e38}, {1e38, 1e38}, // huge but finite average: norm ≈ 1.4e38 → clipped to (√½, √½)
+		{float32(math.NaN()), 0}, {1, 1}, // one non-finite copy: the example is zero
+	}
+	inner := &tableOracle{params: []float32{1, 2}, dim: 2, grad: func(r int, _ []float32) []float32 { return slices.Clone(table[r]) }}
+	o, err := New(inner, Config{Multiplicity: 2, Flip: true, Shape: [3]int{1, 1, 2}}, [32]byte{}, zero)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := optim.Batch{X: make([]float32, 8), Y: make([]int32, 4), N: 4}
+	grad := make([]float32, 2)
+	norms := make([]float64, 4)
+	st, err := o.ClippedGradSum(b, 1, grad, norms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := math.Sqrt(0.5)
+	want := []float64{0.6 + 0.1 + h, 0.8 + 0.1 + h}
+	for j := range want {
+		if math.Abs(float64(grad[j])-want[j]) > 1e-6 {
+			t.Errorf("grad[%d] = %v, want %v", j, grad[j], want[j])
+		}
+	}
+	wantNorms := []float64{2.5, math.Sqrt(0.02), math.Sqrt(2) * 1e38, math.Inf(1)}
+	for i, w := range wantNorms {
+		if !(math.Abs(norms[i]-w) <= 1e-6*math.Max(1, math.Abs(w))) && norms[i] != w {
+			t.Errorf("norm %d = %v, want %v", i, norms[i], w)
+		}
+	}
+	if st.N != 4 || st.Clipped != 2 || st.NonFinite != 1 {
+		t.Errorf("stats %+v: want N 4, Clipped 2, NonFinite 1", st)
+	}
+
+	// PerSampleGradSum passes the averages.
+	var mu sync.Mutex
+	got := map[int][]float32{}
+	st, err = o.PerSampleGradSum(b, func(i int, g []float32) {
+		mu.Lock()
+		got[i] = slices.Clone(g)
+		mu.Unlock()
+	}, grad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[3] != nil || st.NonFinite != 1 {
+		t.Fatalf("f saw examples %v, NonFinite %d: want 0, 1, 2 and 1", got, st.NonFinite)
+	}
+	if !slices.Equal(got[0], []float32{1.5, 2}) || !slices.Equal(got[1], []float32{0.1, 0.1}) {
+		t.Errorf("averages %v and %v, want [1.5 2] and [0.1 0.1]", got[0], got[1])
+	}
+}
+
+// tinyCNN is a conv net on 2×6×6 images (direct executor).
+func tinyCNN(t *testing.T) *models.Network {
+	t.Helper()
+	spec := models.Spec{Kind: "cnn", Input: []int{2, 6, 6}, Classes: 3, Layers: []models.LayerSpec{
+		{Type: "conv2d", Out: 4, Kernel: 3, Padding: 1}, {Type: "tanh"}, {Type: "maxpool", Kernel: 2},
+		{Type: "flatten"}, {Type: "dense", Out: 3},
+	}}
+	nw, err := models.New(spec, rand.New(rand.NewPCG(3, 4)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nw
+}
+
+func randomBatch(n, dim int, seed uint64) optim.Batch {
+	r := rand.New(rand.NewPCG(seed, 1))
+	b := optim.Batch{X: make([]float32, n*dim), Y: make([]int32, n), N: n}
+	for i := range b.X {
+		b.X[i] = float32(r.NormFloat64())
+	}
+	for i := range b.Y {
+		b.Y[i] = int32(r.IntN(3))
+	}
+	return b
+}
+
+var shape = [3]int{2, 6, 6}
+
+// zero is a round function that never advances.
+func zero() uint64 { return 0 }
+
+// Without crops or flips and K = 1 (or 0) the wrapper is the model: the same sum, norms and
+// stats, bit for bit.
+func TestOneCopyIsTheModel(t *testing.T) {
+	nw := tinyCNN(t)
+	b := randomBatch(37, 72, 1)
+	np := len(nw.Params())
+	for _, k := range []int{0, 1} {
+		o, err := New(nw, Config{Multiplicity: k, Shape: shape}, [32]byte{1}, zero)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, clip := range []float64{0.05, math.Inf(1)} {
+			want, got := make([]float32, np), make([]float32, np)
+			wn, gn := make([]float64, b.N), make([]float64, b.N)
+			ws, err := nw.ClippedGradSum(b, clip, want, wn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gs, err := o.ClippedGradSum(b, clip, got, gn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) || !slices.Equal(gn, wn) || gs != ws {
+				t.Errorf("K = %d, clip %v: the wrapper's sum, norms or stats differ from the model's", k, clip)
+			}
+		}
+	}
+}
+
+// With flips only and an image symmetric under them, every copy is the example: the average
+// of K copies is the model's gradient (to rounding), and so is the clipped sum.
+func TestSymmetricCopiesAverageToTheModel(t *testing.T) {
+	nw := tinyCNN(t)
+	b := randomBatch(9, 72, 2)
+	for i := range b.N { // mirror each row: x[c][y][5−x] = x[c][y][x]
+		for r := range 12 {
+			row := b.X[i*72+r*6 : i*72+r*6+6]
+			for x := range 3 {
+				row[5-x] = row[x]
+			}
+		}
+	}
+	np := len(nw.Params())
+	o, err := New(nw, Config{Multiplicity: 4, Flip: true, Shape: shape}, [32]byte{2}, zero)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, got := make([]float32, np), make([]float32, np)
+	ws, err := nw.ClippedGradSum(b, 0.05, want, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs, err := o.ClippedGradSum(b, 0.05, got, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range want {
+		if math.Abs(float64(got[j]-want[j])) > 1e-5*(1+math.Abs(float64(want[j]))) {
+			t.Fatalf("coordinate %d: %v, the model's %v", j, got[j], want[j])
+		}
+	}
+	if gs.N != ws.N || gs.Clipped != ws.Clipped || math.Abs(gs.Loss-ws.Loss) > 1e-4*math.Abs(ws.Loss) || gs.Correct != ws.Correct {
+		t.Errorf("stats %+v, the model's %+v", gs, ws)
+	}
+}
+
+// Removing any one example from a batch moves the clipped sum by at most C: crafted examples
+// (huge inputs, whose every copy has a huge gradient; NaN and Inf inputs) at several positions,
+// batches crossing the 32-example chunk, K = 1, 3 and 4.
+func TestNeighbouringBatches(t *testing.T) {
+	nw := tinyCNN(t)
+	np := len(nw.Params())
+	const clip = 0.1
+	base := randomBatch(41, 72, 3)
+	for i := range base.X {
+		base.X[i] *= 3
+	}
+	huge := base.X[5*72 : 6*72]
+	for j := range huge {
+		huge[j] *= 1e4
+	}
+	// Central pixels, which no crop of padding ≤ 2 removes.
+	base.X[17*72+36+2*6+2] = float32(math.NaN())
+	base.X[33*72+3*6+3] = float32(math.Inf(1))
+	for _, cfg := range []Config{
+		{Multiplicity: 1, CropPadding: 1, Flip: true, Shape: shape},
+		{Multiplicity: 3, CropPadding: 2, Shape: shape},
+		{Multiplicity: 4, CropPadding: 1, Flip: true, Shape: shape},
+	} {
+		o, err := New(nw, cfg, [32]byte{3}, zero)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full := make([]float32, np)
+		st, err := o.ClippedGradSum(base, clip, full, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.NonFinite != 2 {
+			t.Errorf("K = %d: NonFinite = %d, want 2 (the NaN and Inf examples)", cfg.K(), st.NonFinite)
+		}
+		for _, j := range []int{0, 5, 17, 31, 32, 33, 40} {
+			d := optim.Batch{X: slices.Concat(base.X[:j*72], base.X[(j+1)*72:]), Y: slices.Concat(base.Y[:j], base.Y[j+1:]), N: base.N - 1}
+			less := make([]float32, np)
+			if _, err := o.ClippedGradSum(d, clip, less, nil); err != nil {
+				t.Fatal(err)
+			}
+			var sq float64
+			for t := range full {
+				v := float64(full[t]) - float64(less[t])
+				sq += v * v
+			}
+			diff := math.Sqrt(sq)
+			if diff > clip*(1+1e-5) {
+				t.Errorf("K = %d, without example %d: the sum moved by %v > C = %v", cfg.K(), j, diff, clip)
+			}
+			if (j == 17 || j == 33) && diff > 1e-6 {
+				t.Errorf("K = %d, without the non-finite example %d: the sum moved by %v, want 0", cfg.K(), j, diff)
+			}
+			if j == 5 && diff < clip*0.99 {
+				t.Errorf("K = %d, without the huge example: the sum moved by %v, want C = %v (its average is clipped)", cfg.K(), diff, clip)
+			}
+		}
+	}
+}
+
+// The augmentations are fixed by the key, the round and the example: the same inputs give
+// bit-identical sums on any number of goroutines; another key or another round give others.
+func TestReproducible(t *testing.T) {
+	nw := tinyCNN(t)
+	np := len(nw.Params())
+	b := randomBatch(40, 72, 4)
+	cfg := Config{Multiplicity: 3, CropPadding: 2, Flip: true, Shape: shape}
+	sum := func(key byte, procs int) []float32 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		o, err := New(nw, cfg, [32]byte{key}, zero)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := make([]float32, np)
+		if _, err := o.ClippedGradSum(b, 0.1, g, nil); err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	a := sum(7, 2)
+	if !slices.Equal(a, sum(7, 1)) || !slices.Equal(a, sum(7, 4)) {
+		t.Error("the same key gave different sums on 1, 2 and 4 goroutines")
+	}
+	if slices.Equal(a, sum(8, 2)) {
+		t.Error("two keys gave the same augmentations")
+	}
+	var round uint64
+	o, _ := New(nw, cfg, [32]byte{7}, func() uint64 { return round })
+	k1 := o.callKey()
+	round++
+	if k1 == o.callKey() {
+		t.Error("a new round kept the call key")
+	}
+	if _, err := New(nw, cfg, [32]byte{7}, nil); err == nil {
+		t.Error("New accepted no round function")
+	}
+}
