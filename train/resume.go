@@ -11,42 +11,24 @@ import (
 	"github.com/dptrain/dptrain/optim"
 )
 
-// snapshotCheckpoint collects the run's state after step.
+// snapshotCheckpoint collects the run's state after step: the session's (parameters,
+// optimizer, sampler, seeded streams, ledger) with the run's identity and the average of the
+// iterates.
 func (t *Trainer) snapshotCheckpoint(step int) (*Checkpoint, error) {
-	c := &Checkpoint{
-		Header: CheckpointHeader{Step: step, ConfigHash: t.hash, Config: t.canon, NoiseMultiplier: t.sigma,
-			ElapsedSec: t.elapsed()},
-		Vectors: map[string][]float32{
-			"params": t.model.Params(),
-		},
-	}
-	if t.ema != nil {
-		c.Vectors["ema"] = t.ema.avg
-	}
-	if t.live != nil {
-		c.Header.Ledger = t.live.Ledger()
-	}
-	sb, err := t.sampler.MarshalBinary()
+	sc, err := t.sess.Checkpoint()
 	if err != nil {
 		return nil, err
 	}
-	c.Header.Sampler = sb
-	if t.cfg.Seed != nil {
-		c.Header.Streams = map[string][]byte{}
-		for name, n := range map[string]*optim.Noise{"noise": t.noise, "sampler": t.samplerNoise} {
-			b, err := n.MarshalBinary()
-			if err != nil {
-				return nil, err
-			}
-			c.Header.Streams[name] = b
-		}
+	c := &Checkpoint{
+		Header: CheckpointHeader{Step: step, ConfigHash: t.hash, Config: t.canon, NoiseMultiplier: t.sigma,
+			ElapsedSec: t.elapsed(), Ledger: sc.Ledger, Sampler: sc.Sampler, Streams: sc.Streams, State: sc.OptimizerScalars},
+		Vectors: map[string][]float32{"params": sc.Params},
 	}
-	if s, ok := t.opt.(optim.Checkpointer); ok {
-		vecs, scalars := s.State()
-		for k, v := range vecs {
-			c.Vectors["optim/"+k] = v
-		}
-		c.Header.State = scalars
+	for k, v := range sc.OptimizerVectors {
+		c.Vectors["optim/"+k] = v
+	}
+	if t.ema != nil {
+		c.Vectors["ema"] = t.ema.avg
 	}
 	return c, nil
 }

@@ -98,6 +98,8 @@ type Trainer struct {
 	samplerNoise *optim.Noise
 	// dist is the data-parallel group; nil for a single process.
 	dist *dist
+	// sess is the private loop Run steps through.
+	sess *dptrain.Session
 	// ema is the average of the iterates training.ema releases; nil without it.
 	ema     *ema
 	sampler data.Sampler
@@ -472,10 +474,10 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	if t.opts.Oracle != nil {
 		oracle = t.opts.Oracle(oracle)
 	}
-	sess, err := t.session(t.dist.oracle(oracle))
-	if err != nil {
+	if t.sess, err = t.session(t.dist.oracle(oracle)); err != nil {
 		return nil, err
 	}
+	sess := t.sess
 
 	t.began = time.Now()
 	var stopped string
