@@ -46,5 +46,9 @@
 // gradient, and the update divides the sum by the batch size b. So the parameter noise
 // variance is (η·NoiseStd/b)² = 2η·o, o = η·NoiseStd²/(2b²), and under replace-one S_g = 2C,
 // which makes Δ = 2C²/NoiseStd² = 2/z² per differing step (Theorem 4.6's Δ = η·S_g²/(4b²·o), the Gaussian mechanism's α/(2z²)
-// when S_g = C).
+// when S_g = C). An update that sums the batch instead (s = 1, DP-MBCD's w_reduction sum, Eq. 17
+// as printed) is the mean update at step size η·b, and its records declare StepSize η·b: the
+// accountant then charges the summed update's true sensitivity η·S_g (Δ = 2C²/NoiseStd², b²
+// times Theorem 4.6's increment for the same parameter noise with the mean's η·S_g/b) and its
+// smoothness b·β (L_F = |1 − η·b·β|), without knowing which reduction ran.
 package mbcd

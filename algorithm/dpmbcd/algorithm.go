@@ -35,6 +35,12 @@ type Section struct {
 	// data-dependent map after the noise is covered by the paper's heuristic only: the run then
 	// declares the paper's L_F = 1, which only the paper-labelled mbcd accountant accepts.
 	WUpdate string `yaml:"w_update"`
+	// WReduction is how the W-update combines the batch's clipped gradients: mean (default;
+	// s = 1/b, the sensitivity Theorem 4.6's b² assumes) or sum (s = 1, Eq. 17 as printed,
+	// what reproduces the paper's accuracy). A summed step at η is the mean step at η·b, and
+	// its records declare that step size, so every accountant charges its true sensitivity
+	// η·S_g (b times the mean's).
+	WReduction string `yaml:"w_reduction"`
 }
 
 // Algorithm names of DP-MBCD and its non-private baseline.
@@ -86,6 +92,11 @@ func mbcdAlgorithm(private bool) algorithm.Algorithm {
 				}
 			default:
 				errs = append(errs, fmt.Errorf("optimizer.%s.w_update = %q: want explicit or implicit", section, s.WUpdate))
+			}
+			switch s.WReduction {
+			case "", "mean", "sum":
+			default:
+				errs = append(errs, fmt.Errorf("optimizer.%s.w_reduction = %q: want mean or sum", section, s.WReduction))
 			}
 			return errs
 		},
@@ -143,7 +154,7 @@ func mbcdAlgorithm(private bool) algorithm.Algorithm {
 					sigma, clip = 0, math.Inf(1)
 				}
 				return New(Config{Lifted: lm, Offsets: offsets, NoiseMultiplier: sigma, ClipNorm: clip,
-					Control: control, Schedule: e.Schedule, L2: s.L2, Implicit: implicit}, noise)
+					Control: control, Schedule: e.Schedule, L2: s.L2, Implicit: implicit, Sum: s.WReduction == "sum"}, noise)
 			}}
 			if !private {
 				plan.Run, plan.NoAuto = accounting.Run{}, "mbcd is the non-private baseline"

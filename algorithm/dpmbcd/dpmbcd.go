@@ -117,6 +117,15 @@ type Config struct {
 	// the paper's heuristic argument only, so a run using it must declare the paper's L_F
 	// (accounting.Run.GradientLipschitz), which certified accountants refuse.
 	Implicit bool
+	// Sum replaces the batch mean by the batch sum in the W-update (s = 1 instead of 1/b, the
+	// reduction Eq. 17 prints): W_d − η·(Σ_i clip_C(g_{d,i}) + N(0, std²·I)), or its implicit
+	// form with (I + η·X_dᵀX_d)⁻¹. That is the mean update at step size η·b, so the records
+	// declare StepSize η·b (optim.Normaliser's convention: the update moves the parameters by
+	// −(StepSize/b) times the released sum) and the accountants see the true sensitivity
+	// η·S_g of the update and its smoothness b·β_d: L_F = |1 − η·b·β_d|, and
+	// o = η·b·std²/(2b²), so Δ = η·b·S_g²/(4b²·o) = S_g²/(2·std²), b² times what Theorem 4.6
+	// charges for the paper's o with the mean's sensitivity η·S_g/b.
+	Sum bool
 }
 
 // Optimizer is DP-MBCD's step (Chen & Liu, Algorithm 4 with the explicit W-update Eq. 14): the hidden
@@ -124,7 +133,8 @@ type Config struct {
 //
 //	W_d ← Prox_{η,λ}( W_d − (η/b)·( Σ_i clip_C(g_{d,i}) + N(0, std²·I) ) ),
 //
-// g_{d,i} = x_{d,i}(W_d x_{d,i} − t_{d,i})ᵀ, one Gaussian record per block.
+// g_{d,i} = x_{d,i}(W_d x_{d,i} − t_{d,i})ᵀ, one Gaussian record per block (η in place of η/b
+// with Config.Sum).
 type Optimizer struct {
 	cfg   Config
 	noise *optim.Noise
@@ -196,6 +206,9 @@ func (o *Optimizer) records(k int, p optim.BatchPlan) ([]accounting.Step, error)
 	if o.cfg.NoiseMultiplier > 0 {
 		std = o.cfg.NoiseMultiplier * o.cfg.ClipNorm * math.Sqrt(o.cfg.Control.Factor(epoch))
 	}
+	if o.cfg.Sum { // the summed step at η is the mean step at η·b (Config.Sum)
+		lr *= p.Norm
+	}
 	recs := make([]accounting.Step, o.cfg.Lifted.Blocks())
 	for d := range recs {
 		recs[d] = p.Record(o.cfg.ClipNorm, std, lr)
@@ -253,7 +266,11 @@ func (o *Optimizer) Step(m optim.GradientOracle, b optim.Batch, info optim.Batch
 	if err != nil {
 		return optim.Result{}, fmt.Errorf("dpmbcd: DP-MBCD step %d: %w", o.k, err)
 	}
-	lr := recs[0].StepSize
+	lr := o.cfg.Schedule.StepSize(o.k)
+	scale := lr / p.Norm // s = 1/b
+	if o.cfg.Sum {
+		scale = lr // s = 1; the records declare η·b
+	}
 	shrink := 1 / (1 + lr*o.cfg.L2) // ℓ2 prox θ/(1+ηλ) (Chen & Liu print η/(1+η)·θ)
 	for d := range w {
 		in, out := o.cfg.Lifted.Shape(d)
@@ -270,14 +287,14 @@ func (o *Optimizer) Step(m optim.GradientOracle, b optim.Batch, info optim.Batch
 		}
 		st.Clipped = max(st.Clipped, clipped)
 		o.noise.AddGaussian(o.grad, recs[d].NoiseStd) // Eq. (14): N(0, 2η·o) after the 1/b scaling
-		if err := optim.ScaleFinite(o.grad, lr/p.Norm); err != nil {
+		if err := optim.ScaleFinite(o.grad, scale); err != nil {
 			return optim.Result{}, fmt.Errorf("dpmbcd: DP-MBCD step %d block %d: %w", o.k, d, err)
 		}
 		for i, g := range o.grad {
 			w[d][i] = float32(float64(w[d][i]-g) * shrink)
 		}
 		if o.cfg.Implicit {
-			if err := kernels.ProximalSolve(w[d], prob.In[d], prob.N, in, out, lr/p.Norm); err != nil {
+			if err := kernels.ProximalSolve(w[d], prob.In[d], prob.N, in, out, scale); err != nil {
 				return optim.Result{}, fmt.Errorf("dpmbcd: DP-MBCD step %d block %d: %w", o.k, d, err)
 			}
 		}

@@ -199,3 +199,85 @@ func TestDPMBCDImplicitOptimality(t *testing.T) {
 		t.Fatalf("implicit step's optimality residual %v (gradient scale %v)", worst, scale)
 	}
 }
+
+// TestDPMBCDSumIsMeanAtEtaB runs the summed W-update (w_reduction sum) at step size η and the
+// mean one at η·b from the same weights, auxiliaries and noise seed for 3 epochs of a 2-block
+// network, explicit and implicit, and checks that they release the same records and reach
+// the same weights: bit-identical where η·b/b = η exactly in float64 (b = 4, η = 0.375), and
+// within float32 rounding (relative 1e-6 of the weight scale) for b = 3, η = 0.1.
+func TestDPMBCDSumIsMeanAtEtaB(t *testing.T) {
+	for _, tc := range []struct {
+		b     int
+		eta   float64
+		exact bool
+	}{{4, 0.375, true}, {3, 0.1, false}} {
+		for _, implicit := range []bool{false, true} {
+			n := 4 * tc.b
+			run := func(sum bool) ([]float32, [][]accounting.Step) {
+				eta := tc.eta
+				if !sum {
+					eta *= float64(tc.b)
+				}
+				o, m := newTestMBCD(t, []int{5, 4, 2}, []float64{1, 1}, n, Config{NoiseMultiplier: 0.3, ClipNorm: 0.5, Implicit: implicit, Sum: sum,
+					Schedule: optim.Constant{Rate: eta}}, 11)
+				var recs [][]accounting.Step
+				for k := 0; k < 3*n/tc.b; k++ {
+					j := k % (n / tc.b)
+					res, err := o.Step(m, mbcdBatch(5, tc.b, j, false), steptest.Drawn(data.SchemeShuffledOnce, n, float64(tc.b), 0, j))
+					if err != nil {
+						t.Fatal(err)
+					}
+					recs = append(recs, res.Records)
+				}
+				return m.Theta, recs
+			}
+			ws, rs := run(true)
+			wm, rm := run(false)
+			for k := range rs {
+				for d := range rs[k] {
+					if rs[k][d] != rm[k][d] {
+						t.Fatalf("b %d implicit %v step %d block %d: sum at η declares %+v, mean at η·b %+v", tc.b, implicit, k, d, rs[k][d], rm[k][d])
+					}
+				}
+			}
+			var worst, scale float64
+			for i := range ws {
+				worst = math.Max(worst, math.Abs(float64(ws[i])-float64(wm[i])))
+				scale = math.Max(scale, math.Abs(float64(wm[i])))
+			}
+			if tc.exact && worst != 0 || worst > 1e-6*scale {
+				t.Fatalf("b %d implicit %v: sum at η and mean at η·b differ by %v (weight scale %v)", tc.b, implicit, worst, scale)
+			}
+		}
+	}
+}
+
+// TestDPMBCDSumAccountsTrueSensitivity feeds one summed step (η, noise std σC on the sum) to
+// the mbcd accountant: the parameter noise is N(0, (η·σC)²) and one replaced example moves the
+// update by η·S_g = 2ηC, so the differing step's increment is the Gaussian mechanism's
+// (2ηC)²/(2(ησC)²) = 2/σ², b² times what the mean's sensitivity η·S_g/b gives at the same
+// parameter noise (Theorem 4.6's η·S_g²/(4b²·o) with o = η·σ²C²/2).
+func TestDPMBCDSumAccountsTrueSensitivity(t *testing.T) {
+	const n, b, eta, sigma, clip = 20, 5, 0.1, 0.5, 1.0
+	o, _ := newTestMBCD(t, []int{3, 2}, []float64{1}, n, Config{NoiseMultiplier: sigma, ClipNorm: clip, Sum: true, Schedule: optim.Constant{Rate: eta}}, 1)
+	acc, err := mbcd.New(accounting.Run{LastIterateOnly: true, UpdateRule: "sgd", DatasetSize: n, Convexity: accounting.Convex, SmoothnessPerRecord: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := o.Declare(steptest.Drawn(data.SchemeShuffledOnce, n, b, 0, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := acc.Compose(recs[0]); err != nil {
+		t.Fatal(err)
+	}
+	got := acc.Ledger()[2]
+	oParam := eta * sigma * sigma * clip * clip / 2 // parameter noise variance (η·σC)² = 2η·o
+	paperDelta := eta * (2 * clip) * (2 * clip) / (4 * b * b * oParam)
+	if want := 2 / (sigma * sigma); math.Abs(got-want) > 1e-12*want || math.Abs(got-b*b*paperDelta) > 1e-12*want {
+		t.Fatalf("summed step's increment %v, want 2/σ² = %v = b²·(the mean's) %v", got, want, b*b*paperDelta)
+	}
+	if c := acc.Constants(); c["lf_max"] != math.Abs(1-eta*b*1) {
+		t.Fatalf("summed step's L_F %v, want |1 − η·b·β| = %v", c["lf_max"], math.Abs(1-eta*b))
+	}
+}
