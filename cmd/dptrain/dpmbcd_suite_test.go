@@ -67,9 +67,9 @@ func TestDPMBCDTable3CISized(t *testing.T) {
 			eps[prefix] = e.Epsilon
 		}
 	}
-	s, m := eps["fashion-mnist_mlp_dp-mbcd-sum_"], eps["fashion-mnist_mlp_dp-mbcd-mean_"]
-	t.Logf("ε(δ = 1e-5, mbcd): summed %.4g, mean %.4g", s, m)
-	if !(s > 100 && m < 1) {
-		t.Errorf("ε summed %v, mean %v: want the summed update's true sensitivity to cost ε > 100 and the mean's ε < 1", s, m)
+	summed, mean := eps["fashion-mnist_mlp_dp-mbcd-sum_"], eps["fashion-mnist_mlp_dp-mbcd-mean_"]
+	t.Logf("ε(δ = 1e-5, mbcd): summed %.4g, mean %.4g", summed, mean)
+	if !(summed > 100 && mean < 1) {
+		t.Errorf("ε summed %v, mean %v: want the summed update's true sensitivity to cost ε > 100 and the mean's ε < 1", summed, mean)
 	}
 }
