@@ -33,7 +33,7 @@ func newNMFCmd(a *app) *cobra.Command {
 		Long: `Factorise the synthetic low-rank matrix M (rows × cols of rank r, one row per example) as
 X Y with X, Y ≥ 0: X's rows are hidden, Y is released (Chen & Liu, "Hidden State Differential
 Private Mini-Batch Block Coordinate Descent", Algorithm 3, with the nonnegativity projection
-it omits; see package models/nmf). Batches are a shuffle-once partition visited cyclically; every Y
+it omits; see package algorithm/dpmbcd/nmf). Batches are a shuffle-once partition visited cyclically; every Y
 step's record is fed to the mbcd (paper) and mbcd-certified accountants.
 
 Noise: dp-mbcd's σ is bisected so that the paper's hidden-state RDP (mbcd) at order --alpha

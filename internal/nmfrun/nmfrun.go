@@ -9,7 +9,7 @@ import (
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/accounting/mbcd"
 	"github.com/dptrain/dptrain/accounting/rdp"
-	"github.com/dptrain/dptrain/models/nmf"
+	"github.com/dptrain/dptrain/algorithm/dpmbcd/nmf"
 	"github.com/dptrain/dptrain/optim"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/dptrain/dptrain/data"
-	"github.com/dptrain/dptrain/models/nmf"
+	"github.com/dptrain/dptrain/algorithm/dpmbcd/nmf"
 )
 
 // TestNMFCalibrationRoundsAgainstPrivacy: the calibrated σ's declared RDP is at most the target

@@ -8,7 +8,7 @@ import (
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/internal/dptest"
-	"github.com/dptrain/dptrain/models/nmf"
+	"github.com/dptrain/dptrain/algorithm/dpmbcd/nmf"
 	"github.com/dptrain/dptrain/optim"
 )
 
