@@ -9,9 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dptrain/dptrain/internal/mpi"
+	"github.com/dptrain/dptrain/internal/sweep"
 	"github.com/dptrain/dptrain/internal/sweepline"
 	"github.com/dptrain/dptrain/train"
-	"github.com/dptrain/dptrain/internal/sweep"
 )
 
 func init() { subcommands = append(subcommands, newSweepCmd) }

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dptrain/dptrain/train"
 	"github.com/dptrain/dptrain/internal/sweep"
+	"github.com/dptrain/dptrain/train"
 )
 
 // ciSized shrinks benchmarks/suites/optimizers-fmnist.yaml to a CI-sized run: 2000 training

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/algorithm/dpmbcd/nmf"
+	"github.com/dptrain/dptrain/data"
 )
 
 // TestNMFCalibrationRoundsAgainstPrivacy: the calibrated σ's declared RDP is at most the target

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/dptrain/dptrain/accounting"
-	"github.com/dptrain/dptrain/train"
 	"github.com/dptrain/dptrain/internal/sweep"
+	"github.com/dptrain/dptrain/train"
 )
 
 // Cell is the line `dptrain sweep run` prints as a cell ends.

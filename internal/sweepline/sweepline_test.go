@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dptrain/dptrain/train"
 	"github.com/dptrain/dptrain/internal/sweep"
+	"github.com/dptrain/dptrain/train"
 )
 
 // A cell's line shows its best certified ε, rounded up, and says when the cell is seeded.

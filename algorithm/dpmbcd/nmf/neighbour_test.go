@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/algorithm/dpmbcd/nmf"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/internal/dptest"
-	"github.com/dptrain/dptrain/algorithm/dpmbcd/nmf"
 	"github.com/dptrain/dptrain/optim"
 )
 
