@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -23,21 +21,7 @@ var dpmbcdCISized = []string{"data.train_subset=600", "data.test_subset=500", "o
 // records declare its true sensitivity, pays b² = 10⁴ times the mean's per-step increment
 // (ε above 100 against below 1).
 func TestDPMBCDTable3CISized(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: skipping the CI-sized DP-MBCD Table 3 cells")
-	}
-	const fmnist = "/usr/share/datasets/fashion-mnist"
-	if _, err := os.Stat(fmnist); err != nil {
-		t.Skip("Fashion-MNIST not found at " + fmnist + " (install Debian's dataset-fashion-mnist)")
-	}
-	s, err := sweep.LoadSuite("../../benchmarks/suites/dpmbcd-table3.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := sweep.MakePlan(s, filepath.Join(t.TempDir(), "plan"), dpmbcdCISized)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := planCISuite(t, "dpmbcd-table3", dpmbcdCISized)
 	if n := len(p.Cells); n != 2*2*3*3 {
 		t.Fatalf("%d cells, want 36 (2 datasets × 2 models × 3 algorithms × 3 seeds)", n)
 	}

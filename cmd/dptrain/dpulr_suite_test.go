@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -22,21 +21,7 @@ var dpulrCISized = []string{"data.train_subset=5000", "data.test_subset=1000", "
 // mode with optimizer.dp_ulr's defaults (a fixed σ_l = 1, K = 16): 8 steps, ε labelled paper
 // under both ulr accountants.
 func TestDPULRTable1CISized(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: skipping the CI-sized DP-ULR Table 1 cell")
-	}
-	const fmnist = "/usr/share/datasets/fashion-mnist"
-	if _, err := os.Stat(fmnist); err != nil {
-		t.Skip("Fashion-MNIST not found at " + fmnist + " (install Debian's dataset-fashion-mnist)")
-	}
-	s, err := sweep.LoadSuite("../../benchmarks/suites/dpulr-table1.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := sweep.MakePlan(s, filepath.Join(t.TempDir(), "plan"), dpulrCISized)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := planCISuite(t, "dpulr-table1", dpulrCISized)
 	if n := len(p.Cells); n != 3*3*3*3 {
 		t.Fatalf("%d cells, want 81 (3 batch sizes × 3 σ0 × 3 algorithms × 3 seeds)", n)
 	}

@@ -25,13 +25,7 @@ var modelmixCISized = []string{"--set", "data.train_subset=256", "--set", "data.
 // RDP of the same noise beside it; and ModelMix with optimizer.modelmix.momentum, whose modelmix
 // ε is a refusal naming momentum (never a number) while RDP, certified, meets ε = 1.
 func TestModelMixTable1CISized(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: skipping the CI-sized modelmix-table1 sweep")
-	}
-	const fmnist = "/usr/share/datasets/fashion-mnist"
-	if _, err := os.Stat(fmnist); err != nil {
-		t.Skip("Fashion-MNIST not found at " + fmnist + " (install Debian's dataset-fashion-mnist)")
-	}
+	requireFashionMNIST(t, "the CI-sized modelmix-table1 sweep")
 	t.Setenv(asMainEnv, "1")             // the workers are this test binary acting as dptrain
 	t.Setenv(data.CacheEnv, t.TempDir()) // features of the subset are computed once, here
 	dir := filepath.Join(t.TempDir(), "plan")
