@@ -14,6 +14,7 @@ import (
 
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/internal/augment"
 	"github.com/dptrain/dptrain/internal/dptest"
 	"github.com/dptrain/dptrain/internal/mpi"
 	"github.com/dptrain/dptrain/models"
@@ -123,6 +124,9 @@ type harnessStep struct {
 	addRemove bool // the records declare add/remove adjacency
 	// ranks > 1 runs the step data-parallel, as that many ranks would (ranksOracle).
 	ranks int
+	// augment > 1 averages that many augmented copies of each example before clipping
+	// (data.augment, with crops and flips).
+	augment int
 }
 
 const (
@@ -211,6 +215,13 @@ func (h harnessStep) experiment(params []float32) dptest.Experiment {
 			if h.ranks > 1 {
 				ro, err := newRanksOracle(h.spec, nw, h.ranks)
 				return o, ro, err
+			}
+			if h.augment > 1 {
+				// The same key and round on D and D′: each example's copies depend on it alone.
+				in := h.spec.Input
+				ao, err := augment.New(nw, augment.Config{Multiplicity: h.augment, CropPadding: 1, Flip: true,
+					Shape: [3]int{in[0], in[1], in[2]}}, [32]byte{7}, func() uint64 { return 0 })
+				return o, ao, err
 			}
 			return o, nw, nil
 		},
@@ -323,15 +334,21 @@ func TestNeighbouringSensitivity(t *testing.T) {
 		for _, cfg := range cfgs[alg] {
 			accepted := 0
 			for _, mname := range names {
-				for _, engine := range []string{"direct", "graph", "direct/ranks=2", "direct/ranks=3"} {
+				for _, engine := range []string{"direct", "graph", "direct/ranks=2", "direct/ranks=3", "direct/augment=3"} {
 					spec := specs[mname]
 					spec.Engine, _, _ = strings.Cut(engine, "/")
-					ranks := 1
+					ranks, augment := 1, 1
 					if _, r, ok := strings.Cut(engine, "ranks="); ok {
 						if !a.DataParallel {
 							continue
 						}
 						ranks = int(r[0] - '0')
+					}
+					if _, k, ok := strings.Cut(engine, "augment="); ok {
+						if !a.DataParallel || len(spec.Input) != 3 {
+							continue // augmentation needs a gradient-sum step and images
+						}
+						augment = int(k[0] - '0')
 					}
 					_, refused, err := prepareHarness(algs, cfg, spec, 33)
 					if err != nil {
@@ -344,7 +361,7 @@ func TestNeighbouringSensitivity(t *testing.T) {
 					t.Run(fmt.Sprintf("%s/%s/%s", cfg.Name, mname, engine), func(t *testing.T) {
 						t.Parallel()
 						for _, n := range sizes {
-							runHarnessSize(t, algs, cfg, spec, n, ranks, w)
+							runHarnessSize(t, algs, cfg, spec, n, ranks, augment, w)
 						}
 					})
 				}
@@ -367,12 +384,12 @@ func TestNeighbouringSensitivity(t *testing.T) {
 }
 
 // runHarnessSize runs every neighbouring pair of one batch size n.
-func runHarnessSize(t *testing.T, algs *Algorithms, cfg *Config, spec models.Spec, n, ranks int, w *worst) {
+func runHarnessSize(t *testing.T, algs *Algorithms, cfg *Config, spec models.Spec, n, ranks, augment int, w *worst) {
 	h, refused, err := prepareHarness(algs, cfg, spec, n)
 	if err != nil || refused != nil {
 		t.Fatalf("batch size %d: %v %v", n, err, refused)
 	}
-	h.ranks = ranks
+	h.ranks, h.augment = ranks, augment
 	nw, err := models.New(spec, rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		t.Fatal(err)
