@@ -153,7 +153,7 @@ func cancelCase(t *testing.T, spec string, d, g *Network, clip, worst, worstNb f
 				// The direct executor keeps a materialising layer's float32 products P_iᵀG_i,
 				// takes the norms from them and releases c_i times them (TestDirectClippingDecomposesAcrossBlocks);
 				// every other conv norm is float64, never below the exact one.
-				keep := nw.dr != nil && keepSample(&nw.plan.layers[0])
+				keep := nw.dr != nil && nw.dr.keepSample(&nw.plan.layers[0])
 				one := make([]float32, len(nw.Params()))
 				for i, nrm := range norms {
 					bi := Batch{X: b.X[i*d.inDim : (i+1)*d.inDim], Y: b.Y[i : i+1], N: 1}

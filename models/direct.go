@@ -14,29 +14,33 @@ import (
 	"github.com/dptrain/dptrain/internal/kernels"
 )
 
-// The direct executor runs the forward pass, the backward pass and ghost clipping of a
-// sequential network of dense, conv2d, max/average pooling, flatten and tanh/ReLU layers
-// without a gorgonia graph, for the hot loop of training and evaluation (issue #15). Its design:
+// The direct executor runs the forward pass, the backward pass and ghost clipping of a network
+// of dense, conv2d, max/average pooling, flatten, tanh/ReLU, GroupNorm, global average pooling
+// layers and residual blocks without a gorgonia graph, for the hot loop of training and
+// evaluation. Its design:
 //
 //   - One layout end to end: activations are NHWC (nhwc.go), the layout a conv layer's GEMM
 //     produces, so no layer transposes its output; only flatten reorders a sample's values to
 //     the (channel, row, column) order the parameter layout and the graph use.
-//   - Both cores busy: a chunk of samples is cut into blocks of directBlock samples, and each
+//   - Every core busy: a chunk of samples is cut into blocks of dr.block samples, and each
 //     block's forward pass, backward pass, per-example norms and clip factors, and its share of
-//     the conv layers' clipped weight gradients run on one goroutine from start to end, with
-//     single-threaded BLAS (blas_threads_openblas.go), so the block's patches and gradients stay
-//     in that core's cache. The dense layers' clipped gradients, Aᵀ·diag(c)·G, are then one GEMM
-//     over the chunk per fixed slice of the weight's rows.
-//   - No work that nothing reads: weight gradients are computed once, already clipped; the first
-//     parameter layer computes no input gradient.
+//     the conv and GroupNorm layers' clipped gradients run on one goroutine from start to end,
+//     with single-threaded BLAS (blas_threads_openblas.go), so the block's patches and gradients
+//     stay in that core's cache. The dense layers' clipped gradients, Aᵀ·diag(c)·G, are then
+//     one GEMM over the chunk per fixed slice of the weight's rows.
+//   - A DAG in forward order: each op reads the output of an earlier op (a residual add reads
+//     two), and the backward pass, in reverse order, writes a tensor's gradient from its last
+//     reader and adds the others' to it, so a block input gets its main path's and its
+//     shortcut's gradients.
+//   - No work that nothing reads: weight gradients are computed once, already clipped; ops
+//     before the first parameter layer compute no input gradient.
 //   - Buffers are allocated for the chunk size once and reused by every call.
-//   - Bit-identical whatever the number of workers: blocks and GEMM slices are fixed by the chunk
-//     size alone, each is computed by one goroutine, and per-block partial sums are added in
-//     block order.
+//   - Bit-identical whatever the number of workers: blocks and GEMM slices are fixed by the
+//     network and the chunk size alone, each is computed by one goroutine, and per-block partial
+//     sums are added in block order.
 //
-// The gorgonia graph (graph.go) stays the reference and the path for every other network
-// (GroupNorm, residual blocks, global average pooling, gelu) and for per-sample gradients,
-// traces and resumed passes; direct_test.go checks the two agree on every layer type.
+// The gorgonia graph (graph.go) stays the reference and the path for gelu networks, traces and
+// resumed passes; direct_test.go checks the two agree on every layer type.
 
 // directBlock is the number of samples one goroutine carries through a whole step at a time:
 // large enough for efficient GEMMs (a cnn-tramer-boneh block's first conv GEMM has 32·196 rows),
@@ -48,14 +52,21 @@ const directBlock = 32
 const directSliceRows = 128
 
 // dOp is one op of the direct executor with its per-sample input and output shapes as
-// (h, w, c); a vector of n features is 1×1×n.
+// (h, w, c); a vector of n features is 1×1×n. Ops are in forward (topological) order; each reads
+// the output of op src (-1: the chunk's input), and an add op also that of src2.
 type dOp struct {
 	kind                   opKind
-	p                      int // parameter layer (dense, conv)
+	p                      int // parameter layer (dense, conv, GroupNorm)
 	relu                   bool
 	conv                   convGeom
-	pool                   poolGeom
+	pool                   poolGeom // also global average pooling: one window over the input
+	gn                     gnGeom
 	ih, iw, ic, oh, ow, oc int
+	src, src2              int
+	// prop (prop2) is set when the gradient flows on to src (src2): that tensor depends on
+	// parameters. acc (acc2) is set when a later op has already written src's gradient, so this
+	// op adds to it (a tensor read by a residual block's main path and its shortcut).
+	prop, prop2, acc, acc2 bool
 }
 
 func (o *dOp) inSize() int  { return o.ih * o.iw * o.ic }
@@ -66,15 +77,17 @@ func (o *dOp) outSize() int { return o.oh * o.ow * o.oc }
 type direct struct {
 	nw    *Network
 	ops   []dOp
-	first int // index of the first dense/conv op: no input gradient is needed at or before it
+	block int // samples one goroutine carries through a step (directBlock or fewer, see newDirect)
 	n     int // samples the buffers hold
 
 	x     []float32   // the chunk's inputs, NHWC
 	out   [][]float32 // op i's output, n × outSize
-	dx    [][]float32 // op i's input gradient, n × inSize (ops after first)
+	dout  [][]float32 // gradient of the summed loss at op i's output, n × outSize (ops that depend on parameters; the last is gl)
 	gl    []float32   // gradient of the summed loss at the logits, n × classes
 	patch [][]float32 // conv layer j's patch matrix, n·rows × d
 	arg   [][]int32   // max-pool op i's argmax indices, n × outSize
+	stat  [][]float64 // GroupNorm op i: each sample's per-channel group mean and 1/σ, n × 2c
+	gnG   [][]float32 // GroupNorm layer j: each sample's γ and β gradients, n × 2c
 	wp    [][]float32 // conv layer j's weight with rows in patch order (kernel row, column, channel); Ŵ if standardised
 	hat   [][]float32 // standardised conv layer j: Ŵ in parameter row order
 	inv   [][]float64 // standardised conv layer j: 1/σ per output channel (ws.go)
@@ -84,8 +97,8 @@ type direct struct {
 	sq    []float64 // per-sample squared gradient norms
 	scale []float32 // per-sample clip factors
 
-	partSize int         // per block: all conv layers' weight and bias gradients
-	partOff  []int       // conv layer j's offset within a block's partial sum
+	partSize int         // per block: all conv and GroupNorm layers' parameter gradients
+	partOff  []int       // conv or GroupNorm layer j's offset within a block's partial sum
 	part     [][]float32 // per block
 	stats    []Stats     // per block
 	psum     [][]float32 // per block: PerSampleGradSum's partial sums, one parameter vector each
@@ -101,6 +114,8 @@ type directScratch struct {
 	max2   []float32 // max pooling 2/1: pair maxima
 	norm   []float32 // squaredNorms, column sums
 	norm64 []float64 // squaredNorms' Gram matrices in float64
+	gn64   []float64 // GroupNorm's per-channel accumulators
+	accum  []float32 // an op's input gradient for one block, before it is added to another's
 	// Conv layers whose per-sample gradients are materialised to compute their norms
 	// (keepSample): the block's per-sample weight gradients and bias gradients, by layer.
 	mat, bias [][]float32
@@ -112,17 +127,58 @@ type directScratch struct {
 	wsAcc []float64
 }
 
+// directBlockFloats bounds the activation, gradient and patch buffers one block holds: a
+// network whose per-sample buffers are larger runs in smaller blocks (ResNet-20 on 32×32
+// inputs: about 3 million floats per sample, blocks of 4), so that a chunk still gives every
+// core a block and a block's working set stays within reach of the caches. Every preset with
+// only dense, conv, pooling and flatten layers keeps blocks of directBlock.
+const directBlockFloats = 1 << 24
+
 // newDirect returns the direct executor for nw's plan, or nil if the plan has a layer it does
-// not run (GroupNorm, skips, global average pooling, gelu, non-square kernels).
+// not run (gelu, non-square kernels, global average pooling of a non-square input).
 func newDirect(nw *Network) *direct {
 	p := nw.plan
-	dr := &direct{nw: nw, first: -1}
+	dr := &direct{nw: nw}
 	h, w, c := 1, 1, nw.inDim
 	if in := nw.res.input; len(in) == 3 {
 		c, h, w = in[0], in[1], in[2]
 	}
-	for i, o := range p.ops {
-		d := dOp{kind: o.kind, p: o.p, ih: h, iw: w, ic: c}
+	cur := -1       // the op whose output is the current tensor (-1: the input)
+	var saved []int // ops whose outputs save layers pushed
+	shape := func(t int) (int, int, int) {
+		if t < 0 {
+			if in := nw.res.input; len(in) == 3 {
+				return in[1], in[2], in[0]
+			}
+			return 1, 1, nw.inDim
+		}
+		o := &dr.ops[t]
+		return o.oh, o.ow, o.oc
+	}
+	// conv appends conv layer j reading op src's output, or returns false.
+	conv := func(j, src int) bool {
+		l := &p.layers[j]
+		h, w, c := shape(src)
+		if l.kh != l.kw || l.c != c || l.h != h || l.wd != w {
+			return false
+		}
+		dr.ops = append(dr.ops, dOp{kind: opConv, p: j, src: src, src2: -1, ih: h, iw: w, ic: c, oh: l.oh, ow: l.ow, oc: l.k,
+			conv: convGeom{h: h, w: w, c: c, k: l.kh, s: l.stride, pad: l.pad, oh: l.oh, ow: l.ow, out: l.k}})
+		return true
+	}
+	gn := func(j, src int) bool {
+		l := &p.layers[j]
+		h, w, c := shape(src)
+		if l.c != c || l.hw != h*w {
+			return false
+		}
+		dr.ops = append(dr.ops, dOp{kind: opGN, p: j, src: src, src2: -1, ih: h, iw: w, ic: c, oh: h, ow: w, oc: c,
+			gn: gnGeom{hw: h * w, c: c, groups: l.groups}})
+		return true
+	}
+	for _, o := range p.ops {
+		h, w, c = shape(cur)
+		d := dOp{kind: o.kind, p: o.p, src: cur, src2: -1, ih: h, iw: w, ic: c}
 		switch o.kind {
 		case opDense:
 			l := &p.layers[o.p]
@@ -131,18 +187,30 @@ func newDirect(nw *Network) *direct {
 			}
 			h, w, c = 1, 1, l.k
 		case opConv:
-			l := &p.layers[o.p]
-			if l.kh != l.kw || l.c != c || l.h != h || l.wd != w {
+			if !conv(o.p, cur) {
 				return nil
 			}
-			d.conv = convGeom{h: h, w: w, c: c, k: l.kh, s: l.stride, pad: l.pad, oh: l.oh, ow: l.ow, out: l.k}
-			h, w, c = l.oh, l.ow, l.k
+			cur = len(dr.ops) - 1
+			continue
+		case opGN:
+			if !gn(o.p, cur) {
+				return nil
+			}
+			cur = len(dr.ops) - 1
+			continue
 		case opMaxPool, opAvgPool:
 			if len(o.out) != 3 {
 				return nil
 			}
 			d.pool = poolGeom{h: h, w: w, c: c, k: o.kernel, s: o.stride, oh: o.out[1], ow: o.out[2]}
 			h, w = o.out[1], o.out[2]
+		case opGAP:
+			if h != w {
+				return nil
+			}
+			d.kind = opAvgPool
+			d.pool = poolGeom{h: h, w: w, c: c, k: h, s: h, oh: 1, ow: 1}
+			h, w = 1, 1
 		case opFlatten:
 			h, w, c = 1, 1, h*w*c
 		case opAct:
@@ -150,20 +218,53 @@ func newDirect(nw *Network) *direct {
 				return nil
 			}
 			d.relu = o.act == "relu"
+		case opSave:
+			saved = append(saved, cur)
+			continue
+		case opAddSave:
+			sc := saved[len(saved)-1]
+			saved = saved[:len(saved)-1]
+			if o.proj >= 0 {
+				if !conv(o.proj, sc) || !gn(o.projGN, len(dr.ops)-1) {
+					return nil
+				}
+				sc = len(dr.ops) - 1
+			}
+			if sh, sw, scc := shape(sc); sh != h || sw != w || scc != c {
+				return nil
+			}
+			d.src2 = sc
 		default:
 			return nil
-		}
-		if (o.kind == opDense || o.kind == opConv) && dr.first < 0 {
-			dr.first = i
 		}
 		d.oh, d.ow, d.oc = h, w, c
 		if d.outSize() != prod(o.out) {
 			return nil
 		}
 		dr.ops = append(dr.ops, d)
+		cur = len(dr.ops) - 1
 	}
-	if dr.first < 0 || h*w*c != nw.res.classes {
+	if h, w, c := shape(cur); cur != len(dr.ops)-1 || h*w*c != nw.res.classes {
 		return nil
+	}
+	// Which tensors depend on parameters, and which op writes or adds to each input gradient:
+	// ops run backwards, so a tensor's last reader in forward order writes its gradient first.
+	dep := make([]bool, len(dr.ops))
+	for i := range dr.ops {
+		o := &dr.ops[i]
+		o.prop = o.src >= 0 && dep[o.src]
+		o.prop2 = o.src2 >= 0 && dep[o.src2]
+		dep[i] = o.kind == opDense || o.kind == opConv || o.kind == opGN || o.prop || o.prop2
+	}
+	written := make([]bool, len(dr.ops))
+	for i := len(dr.ops) - 1; i >= 0; i-- {
+		o := &dr.ops[i]
+		if o.prop {
+			o.acc, written[o.src] = written[o.src], true
+		}
+		if o.prop2 {
+			o.acc2, written[o.src2] = written[o.src2], true
+		}
 	}
 	nl := len(p.layers)
 	dr.wp, dr.perm, dr.partOff = make([][]float32, nl), make([][]int32, nl), make([]int, nl)
@@ -171,6 +272,11 @@ func newDirect(nw *Network) *direct {
 	for j := range p.layers {
 		l := &p.layers[j]
 		dr.partOff[j] = -1
+		if l.kind == kindGN {
+			dr.partOff[j] = dr.partSize
+			dr.partSize += 2 * l.c
+			continue
+		}
 		if l.kind != kindConv {
 			continue
 		}
@@ -194,26 +300,44 @@ func newDirect(nw *Network) *direct {
 			}
 		}
 	}
+	// Per-sample buffer floats: outputs, their gradients, patches.
+	per := 0
+	for i := range dr.ops {
+		o := &dr.ops[i]
+		per += 2 * o.outSize()
+		if o.kind == opConv {
+			per += o.conv.oh * o.conv.ow * o.conv.d()
+		}
+	}
+	dr.block = directBlock
+	for dr.block > 4 && dr.block*per > directBlockFloats {
+		dr.block /= 2
+	}
 	return dr
 }
 
 // alloc sizes the buffers for chunks of up to n samples.
 func (dr *direct) alloc(n int) {
-	// Whole blocks: a block's per-sample GEMMs always run on directBlock rows (rowBlock).
-	n = (n + directBlock - 1) / directBlock * directBlock
+	// Whole blocks: a block's per-sample GEMMs always run on dr.block rows (rowBlock).
+	n = (n + dr.block - 1) / dr.block * dr.block
 	if n <= dr.n {
 		return
 	}
 	nw := dr.nw
 	dr.n = n
 	dr.x = make([]float32, n*nw.inDim)
-	dr.out, dr.dx, dr.arg = make([][]float32, len(dr.ops)), make([][]float32, len(dr.ops)), make([][]int32, len(dr.ops))
-	dr.patch = make([][]float32, len(nw.plan.layers))
+	no := len(dr.ops)
+	dr.out, dr.dout, dr.arg, dr.stat = make([][]float32, no), make([][]float32, no), make([][]int32, no), make([][]float64, no)
+	dr.patch, dr.gnG = make([][]float32, len(nw.plan.layers)), make([][]float32, len(nw.plan.layers))
+	dr.gl = make([]float32, n*nw.res.classes)
 	for i := range dr.ops {
 		o := &dr.ops[i]
 		dr.out[i] = make([]float32, n*o.outSize())
-		if i > dr.first {
-			dr.dx[i] = make([]float32, n*o.inSize())
+		if o.prop {
+			dr.dout[o.src] = make([]float32, n*o.inSize())
+		}
+		if o.prop2 {
+			dr.dout[o.src2] = make([]float32, n*o.inSize())
 		}
 		switch o.kind {
 		case opMaxPool:
@@ -221,11 +345,14 @@ func (dr *direct) alloc(n int) {
 		case opConv:
 			l := &nw.plan.layers[o.p]
 			dr.patch[o.p] = make([]float32, n*l.rows()*l.d)
+		case opGN:
+			dr.stat[i] = make([]float64, n*2*o.oc)
+			dr.gnG[o.p] = make([]float32, n*2*o.oc)
 		}
 	}
-	dr.gl = make([]float32, n*nw.res.classes)
+	dr.dout[no-1] = dr.gl
 	dr.sq, dr.scale = make([]float64, n), make([]float32, n)
-	nb := (n + directBlock - 1) / directBlock
+	nb := (n + dr.block - 1) / dr.block
 	dr.part = make([][]float32, nb)
 	for b := range dr.part {
 		dr.part[b] = make([]float32, dr.partSize)
@@ -240,22 +367,29 @@ func (dr *direct) scratch(w int) *directScratch {
 	}
 	s := &dr.work[w]
 	if s.dp == nil {
-		dp, best := 0, 1
+		dp, best, acc, gn := 0, 1, 0, 0
 		for i := range dr.ops {
 			o := &dr.ops[i]
 			switch {
-			case o.kind == opConv && i > dr.first:
+			case o.kind == opConv && o.prop:
 				dp = max(dp, o.conv.oh*o.conv.ow*o.conv.d())
 			case o.kind == opMaxPool:
 				best = max(best, 4*o.pool.ow*o.pool.c)
+			case o.kind == opGN:
+				gn = max(gn, 2*o.oc)
+			}
+			if o.acc || o.acc2 {
+				acc = max(acc, o.inSize())
 			}
 		}
-		s.dp, s.key, s.max2 = make([]float32, directBlock*dp), make([]int32, best), make([]float32, best)
+		s.dp, s.key, s.max2 = make([]float32, dr.block*dp), make([]int32, best), make([]float32, best)
+		s.accum = make([]float32, dr.block*acc)
+		s.gn64 = make([]float64, gn)
 		s.mat, s.bias = make([][]float32, len(dr.nw.plan.layers)), make([][]float32, len(dr.nw.plan.layers))
 		s.blk64 = make([][]float64, len(dr.nw.plan.layers))
 		for j := range dr.nw.plan.layers {
-			if l := &dr.nw.plan.layers[j]; keepSample(l) {
-				s.mat[j], s.bias[j] = make([]float32, directBlock*l.d*l.k), make([]float32, directBlock*l.k)
+			if l := &dr.nw.plan.layers[j]; dr.keepSample(l) {
+				s.mat[j], s.bias[j] = make([]float32, dr.block*l.d*l.k), make([]float32, dr.block*l.k)
 			}
 		}
 	}
@@ -321,21 +455,16 @@ func (dr *direct) standardiseBack(j int, v []float32, s *directScratch) {
 	}
 }
 
-// in returns op i's input buffer and out its output buffer (whole chunk).
+// in returns op i's input buffer (whole chunk).
 func (dr *direct) in(i int) []float32 {
-	if i == 0 {
-		return dr.x
+	if src := dr.ops[i].src; src >= 0 {
+		return dr.out[src]
 	}
-	return dr.out[i-1]
+	return dr.x
 }
 
 // dy returns the gradient of the summed loss with respect to op i's output (whole chunk).
-func (dr *direct) dy(i int) []float32 {
-	if i == len(dr.ops)-1 {
-		return dr.gl
-	}
-	return dr.dx[i+1]
-}
+func (dr *direct) dy(i int) []float32 { return dr.dout[i] }
 
 // load copies samples [start+lo, start+lo+m) of b into the chunk input in NHWC.
 func (dr *direct) load(b Batch, start, lo, m int) {
@@ -352,14 +481,14 @@ func (dr *direct) load(b Batch, start, lo, m int) {
 	copy(dst, src)
 }
 
-// rowBlock is the number of rows a block's per-sample GEMMs run on: always directBlock, the
+// rowBlock is the number of rows a block's per-sample GEMMs run on: always dr.block, the
 // rows beyond the block's m samples being scratch (alloc sizes the buffers in whole blocks).
 // BLAS kernels choose their blocking, and so each row's summation order, from the matrix
 // shape; a shape that followed m would let one sample's result depend on how many samples
 // share its block, and under cancelling pre-activations that moved another sample's clipped
 // gradient by 0.05% of C when one sample left the batch. Rows are independent in these
 // products, so whatever the scratch rows hold never reaches the block's samples.
-func rowBlock(m int) int { return max(m, directBlock) }
+func (dr *direct) rowBlock(m int) int { return max(m, dr.block) }
 
 // gemm computes c = alpha·op(a)·op(b) + beta·c on row-major matrices with the given shapes
 // (before the op).
@@ -378,7 +507,7 @@ func (dr *direct) forward(lo, m int, s *directScratch) {
 		switch o.kind {
 		case opDense:
 			l := &dr.nw.plan.layers[o.p]
-			mp := rowBlock(m)
+			mp := dr.rowBlock(m)
 			gemm(blas.NoTrans, blas.NoTrans, mp, l.d, dr.in(i)[lo*is:(lo+mp)*is], l.d, l.k, params[l.w:], 0, mp, l.k, dr.out[i][lo*os:(lo+mp)*os])
 			if l.b >= 0 {
 				addBias(y, params[l.b:l.b+l.k])
@@ -390,7 +519,7 @@ func (dr *direct) forward(lo, m int, s *directScratch) {
 			for k := 0; k < m; k++ {
 				o.conv.im2col(x[k*is:(k+1)*is], pt[k*r*d:(k+1)*r*d])
 			}
-			mp := rowBlock(m)
+			mp := dr.rowBlock(m)
 			gemm(blas.NoTrans, blas.NoTrans, mp*r, d, dr.patch[o.p][lo*r*d:(lo+mp)*r*d], d, l.k, dr.wp[o.p], 0, mp*r, l.k, dr.out[i][lo*os:(lo+mp)*os])
 			if l.b >= 0 {
 				addBias(y, params[l.b:l.b+l.k])
@@ -418,6 +547,15 @@ func (dr *direct) forward(lo, m int, s *directScratch) {
 			for k := 0; k < m; k++ {
 				o.pool.avgForward(x[k*is:(k+1)*is], y[k*os:(k+1)*os])
 			}
+		case opGN:
+			l := &dr.nw.plan.layers[o.p]
+			gamma, beta := params[l.w:l.w+l.c], params[l.b:l.b+l.c]
+			st := dr.stat[i][lo*2*l.c : (lo+m)*2*l.c]
+			for k := 0; k < m; k++ {
+				o.gn.forward(x[k*is:(k+1)*is], y[k*os:(k+1)*os], gamma, beta, st[k*2*l.c:(k+1)*2*l.c], s.gn64)
+			}
+		case opAddSave:
+			addInto(y, x, dr.out[o.src2][lo*os:(lo+m)*os])
 		case opFlatten:
 			// NHWC to the graph's (channel, row, column) order, which the dense weights index.
 			for k := 0; k < m; k++ {
@@ -469,27 +607,78 @@ func (dr *direct) loss(b Batch, start, lo, m int, grad bool, st *Stats, pred []i
 	st.N += m
 }
 
-// backward computes, for the block, the gradient with respect to every op's input after the
-// first parameter layer, which leaves each parameter layer's G = ∂L/∂Z in dy of its op.
+// backward computes, for the block, the gradient with respect to every tensor that depends on
+// parameters, which leaves each parameter layer's G = ∂L/∂Z in dy of its op, and each GroupNorm
+// layer's per-sample γ and β gradients in gnG.
 func (dr *direct) backward(lo, m int, s *directScratch) {
 	params := dr.nw.params
-	for i := len(dr.ops) - 1; i > dr.first; i-- {
+	for i := len(dr.ops) - 1; i >= 0; i-- {
 		o := &dr.ops[i]
 		is, os := o.inSize(), o.outSize()
+		if o.kind == opAddSave {
+			dy := dr.dy(i)[lo*os : (lo+m)*os]
+			for _, t := range [...]struct {
+				src       int
+				prop, acc bool
+			}{{o.src, o.prop, o.acc}, {o.src2, o.prop2, o.acc2}} {
+				if !t.prop {
+					continue
+				}
+				dx := dr.dout[t.src][lo*is : (lo+m)*is]
+				if t.acc {
+					addInto(dx, dy, nil)
+				} else {
+					copy(dx, dy)
+				}
+			}
+			continue
+		}
+		if o.kind == opGN {
+			l := &dr.nw.plan.layers[o.p]
+			x := dr.in(i)[lo*is : (lo+m)*is]
+			dy := dr.dy(i)[lo*os : (lo+m)*os]
+			st := dr.stat[i][lo*2*l.c : (lo+m)*2*l.c]
+			pg := dr.gnG[o.p][lo*2*l.c : (lo+m)*2*l.c]
+			for k := 0; k < m; k++ {
+				var dx []float32
+				if o.prop {
+					dx = dr.dout[o.src][(lo+k)*is : (lo+k+1)*is]
+				}
+				o.gn.backward(x[k*is:(k+1)*is], dy[k*os:(k+1)*os], params[l.w:l.w+l.c], st[k*2*l.c:(k+1)*2*l.c],
+					pg[k*2*l.c:k*2*l.c+l.c], pg[k*2*l.c+l.c:(k+1)*2*l.c], dx, o.acc, s.gn64)
+			}
+			continue
+		}
+		if !o.prop {
+			continue
+		}
 		dy := dr.dy(i)[lo*os : (lo+m)*os]
-		dx := dr.dx[i][lo*is : (lo+m)*is]
+		// An op whose kernel writes its input gradient writes it to scratch when it must be
+		// added to what a later reader wrote (conv and pooling kernels add to a zeroed buffer,
+		// so they add directly).
+		writes := o.kind == opDense || o.kind == opAct || o.kind == opFlatten
+		dx := dr.dout[o.src][lo*is : (lo+m)*is]
+		if o.acc && writes {
+			dx = s.accum[:m*is]
+		}
 		switch o.kind {
 		case opDense:
 			l := &dr.nw.plan.layers[o.p]
-			mp := rowBlock(m)
-			gemm(blas.NoTrans, blas.Trans, mp, l.k, dr.dy(i)[lo*os:(lo+mp)*os], l.d, l.k, params[l.w:], 0, mp, l.d, dr.dx[i][lo*is:(lo+mp)*is])
+			mp := dr.rowBlock(m)
+			full := dr.dout[o.src][lo*is : (lo+mp)*is]
+			if o.acc {
+				full = s.accum[:mp*is]
+			}
+			gemm(blas.NoTrans, blas.Trans, mp, l.k, dr.dy(i)[lo*os:(lo+mp)*os], l.d, l.k, params[l.w:], 0, mp, l.d, full)
 		case opConv:
 			l := &dr.nw.plan.layers[o.p]
 			r, d := l.rows(), l.d
-			mp := rowBlock(m)
+			mp := dr.rowBlock(m)
 			dp := s.dp[:mp*r*d]
 			gemm(blas.NoTrans, blas.Trans, mp*r, l.k, dr.dy(i)[lo*os:(lo+mp)*os], d, l.k, dr.wp[o.p], 0, mp*r, d, dp)
-			clear(dx)
+			if !o.acc {
+				clear(dx)
+			}
 			for k := 0; k < m; k++ {
 				o.conv.col2im(dp[k*r*d:(k+1)*r*d], dx[k*is:(k+1)*is])
 			}
@@ -508,13 +697,17 @@ func (dr *direct) backward(lo, m int, s *directScratch) {
 				}
 			}
 		case opMaxPool:
-			clear(dx)
+			if !o.acc {
+				clear(dx)
+			}
 			a := dr.arg[i][lo*os : (lo+m)*os]
 			for k := 0; k < m; k++ {
 				maxBackward(a[k*os:(k+1)*os], dy[k*os:(k+1)*os], dx[k*is:(k+1)*is])
 			}
 		case opAvgPool:
-			clear(dx)
+			if !o.acc {
+				clear(dx)
+			}
 			for k := 0; k < m; k++ {
 				o.pool.avgBackward(dy[k*os:(k+1)*os], dx[k*is:(k+1)*is])
 			}
@@ -522,6 +715,9 @@ func (dr *direct) backward(lo, m int, s *directScratch) {
 			for k := 0; k < m; k++ {
 				transpose(dy[k*os:(k+1)*os], dx[k*is:(k+1)*is], o.ic, o.ih*o.iw)
 			}
+		}
+		if o.acc && writes {
+			addInto(dr.dout[o.src][lo*is:(lo+m)*is], s.accum[:m*is], nil)
 		}
 	}
 }
@@ -547,8 +743,8 @@ func (dr *direct) layerAG(i, lo, m int) (a, g []float32, l *pLayer) {
 // A standardised conv layer is always kept: its norm is that of the mapped-back gradient, which
 // the Gram identity does not give, and the clipped sum must hold the very vectors whose norms
 // gave the clip factors (ws.go).
-func keepSample(l *pLayer) bool {
-	return l.kind == kindConv && (l.ws || !l.geometry().UseGram() && directBlock*l.d*l.k <= 1<<20)
+func (dr *direct) keepSample(l *pLayer) bool {
+	return l.kind == kindConv && (l.ws || !l.geometry().UseGram() && dr.block*l.d*l.k <= 1<<20)
 }
 
 // clipBlock computes the block's per-sample gradient norms (into norms when set) and clip
@@ -561,11 +757,18 @@ func (dr *direct) clipBlock(start, lo, m int, clip float64, needNorms bool, norm
 		sq := dr.sq[lo : lo+m]
 		clear(sq)
 		for i := range dr.ops {
+			if dr.ops[i].kind == opGN {
+				l := &dr.nw.plan.layers[dr.ops[i].p]
+				for e, v := range dr.gnG[dr.ops[i].p][lo*2*l.c : (lo+m)*2*l.c] {
+					sq[e/(2*l.c)] += float64(v) * float64(v)
+				}
+				continue
+			}
 			if k := dr.ops[i].kind; k != opDense && k != opConv {
 				continue
 			}
 			a, g, l := dr.layerAG(i, lo, m)
-			if keepSample(l) {
+			if dr.keepSample(l) {
 				j := dr.ops[i].p
 				dr.materialise(sq, a, g, j, s)
 				continue
@@ -608,12 +811,31 @@ func (dr *direct) clipBlock(start, lo, m int, clip float64, needNorms bool, norm
 		}
 	}
 	for i := range dr.ops {
+		if dr.ops[i].kind == opGN {
+			// Σ_i c_i·(∇γ_i, ∇β_i), in sample order; a dropped sample has c_i = 0.
+			j := dr.ops[i].p
+			c2 := 2 * dr.nw.plan.layers[j].c
+			sum := part[dr.partOff[j] : dr.partOff[j]+c2]
+			clear(sum)
+			for k := range m {
+				c := float32(1)
+				if needNorms {
+					if c = dr.scale[lo+k]; c == 0 {
+						continue
+					}
+				}
+				for t, v := range dr.gnG[j][(lo+k)*c2 : (lo+k+1)*c2] {
+					sum[t] += c * v
+				}
+			}
+			continue
+		}
 		if k := dr.ops[i].kind; k != opDense && k != opConv {
 			continue
 		}
 		a, g, l := dr.layerAG(i, lo, m)
 		j := dr.ops[i].p
-		if needNorms && keepSample(l) {
+		if needNorms && dr.keepSample(l) {
 			// Σ_i c_i·W_i over the kept per-sample gradients, in sample order.
 			off, dk := dr.partOff[j], l.d*l.k
 			w, b := part[off:off+dk], part[off+dk:]
@@ -676,6 +898,10 @@ func (dr *direct) clipBlock(start, lo, m int, clip float64, needNorms bool, norm
 // float64 copies of conv layers are skipped by their zero scale instead).
 func (dr *direct) dropSample(i int) {
 	for oi := range dr.ops {
+		if o := &dr.ops[oi]; o.kind == opGN {
+			clear(dr.gnG[o.p][i*2*o.oc : (i+1)*2*o.oc])
+			continue
+		}
 		if k := dr.ops[oi].kind; k != opDense && k != opConv {
 			continue
 		}
@@ -736,14 +962,14 @@ func (dr *direct) denseTasks() []denseTask {
 // after(block, first sample, samples, scratch). It adds the blocks' statistics to st in block
 // order, returns the number of blocks, and the first block's error in block order.
 func (dr *direct) blocks(b Batch, start, m int, after func(k, lo, mb int, s *directScratch) error, st *Stats, pred []int32) (int, error) {
-	nb := (m + directBlock - 1) / directBlock
+	nb := (m + dr.block - 1) / dr.block
 	for k := range nb {
 		dr.stats[k], dr.errs[k] = Stats{}, nil
 	}
 	dr.parallel(nb, func(k, w int) {
 		s := &dr.work[w]
-		lo := k * directBlock
-		mb := min(directBlock, m-lo)
+		lo := k * dr.block
+		mb := min(dr.block, m-lo)
 		dr.load(b, start, lo, mb)
 		dr.forward(lo, mb, s)
 		dr.loss(b, start, lo, mb, after != nil, &dr.stats[k], pred)
@@ -781,6 +1007,17 @@ func (dr *direct) chunk(b Batch, start, m int, grad []float32, clip float64, nee
 			continue
 		}
 		l := &dr.nw.plan.layers[j]
+		if l.kind == kindGN {
+			for k := range nb {
+				for c, v := range dr.part[k][off : off+l.c] {
+					grad[l.w+c] += v
+				}
+				for c, v := range dr.part[k][off+l.c : off+2*l.c] {
+					grad[l.b+c] += v
+				}
+			}
+			continue
+		}
 		for r, pr := range dr.perm[j] {
 			dst := grad[l.w+int(pr)*l.k : l.w+int(pr+1)*l.k]
 			for k := range nb {
@@ -897,6 +1134,14 @@ func (dr *direct) perSample(b Batch, f func(i int, g []float32), grad []float32)
 func (dr *direct) sampleGrad(i int, g []float32, s *directScratch) float64 {
 	var sq float64
 	for oi := range dr.ops {
+		if o := &dr.ops[oi]; o.kind == opGN {
+			l := &dr.nw.plan.layers[o.p]
+			pg := dr.gnG[o.p][i*2*l.c : (i+1)*2*l.c]
+			copy(g[l.w:l.w+l.c], pg[:l.c])
+			copy(g[l.b:l.b+l.c], pg[l.c:])
+			sq += sumSq(pg) // NaN or +Inf when an element is not finite
+			continue
+		}
 		if k := dr.ops[oi].kind; k != opDense && k != opConv {
 			continue
 		}

@@ -26,14 +26,17 @@
 // NHWC→NCHW move of conv outputs (layout.go); these and the pooling kernels (pool.go) split the
 // batch across goroutines, with results bit-identical whatever the split.
 //
-// The direct executor (direct.go, nhwc.go) runs the training and evaluation passes of
-// sequential networks of dense, conv2d, pooling, flatten, tanh and ReLU layers (the CNN and MLP
-// presets) without a graph: NHWC activations end to end, a chunk cut into blocks of 32 samples
-// that each run forward, backward, norms and clipping on one goroutine with single-threaded
-// BLAS, each weight gradient computed once and already clipped, no allocation per step, and
-// results bit-identical whatever the number of workers. Spec.Engine chooses (auto: direct
-// wherever it applies); the graph stays the reference (direct_test.go checks the two agree on
-// every layer type) and the path for GroupNorm, residual blocks, per-sample gradients and traces.
+// The direct executor (direct.go, nhwc.go) runs the training and evaluation passes of every
+// network but those with gelu (the CNN, MLP and ResNet presets: dense, conv2d, pooling, flatten,
+// tanh, ReLU, GroupNorm, residual blocks with identity or projection shortcuts, global average
+// pooling) without a graph: NHWC activations end to end, a chunk cut into blocks of up to 32
+// samples that each run forward, backward, norms and clipping on one goroutine with
+// single-threaded BLAS, each weight gradient computed once and already clipped, no allocation
+// per step, and results bit-identical whatever the number of workers. Its ops form a DAG in
+// forward order: a tensor that a residual block reads twice gets its gradient from both
+// readers. Spec.Engine chooses (auto: direct wherever it applies); the graph stays the
+// reference (direct_test.go checks the two agree on every layer type) and the path for gelu,
+// traces and resumed passes.
 //
 // Per-sample clipping bounds an example's contribution only if nothing on the per-example
 // path couples the rows of a batch. gorgonia.org/tensor v0.9.24's float32 LogSoftMax does

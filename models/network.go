@@ -78,7 +78,7 @@ func newUninitialised(spec Spec) (*Network, error) {
 	if r.engine != "graph" {
 		nw.dr = newDirect(nw)
 		if nw.dr == nil && r.engine == "direct" {
-			return nil, fmt.Errorf("models: engine direct cannot run %s (it runs dense, conv2d, pooling, flatten, tanh and relu layers only): use engine auto or graph", r.name)
+			return nil, fmt.Errorf("models: engine direct cannot run %s (it runs every layer but gelu, on square kernels and square global pooling): use engine auto or graph", r.name)
 		}
 	}
 	return nw, nil

@@ -235,3 +235,122 @@ func transpose(src, dst []float32, rows, cols int) {
 		}
 	}
 }
+
+// gnGeom is GroupNorm (Wu & He 2018, eqs. 1–2 and the per-channel affine map) on one sample's
+// hw×c tensor, in groups of c/groups consecutive channels. Statistics accumulate in float64 as
+// groupStats does on NCHW planes.
+type gnGeom struct{ hw, c, groups int }
+
+// forward writes y = x̂·γ + β, x̂ = (x − μ_g)/√(σ²_g + groupNormEpsilon), and each channel's
+// μ and 1/σ of its group to stat (2·c values: means, then inverses). acc is scratch of c values.
+func (g gnGeom) forward(x, y, gamma, beta []float32, stat, acc []float64) {
+	c, cg := g.c, g.c/g.groups
+	n := float64(g.hw * cg)
+	mean, inv := stat[:c], stat[c:2*c]
+	acc = acc[:c]
+	clear(acc)
+	for p := 0; p < g.hw; p++ {
+		for ch, v := range x[p*c : (p+1)*c] {
+			acc[ch] += float64(v)
+		}
+	}
+	for gr := 0; gr < g.groups; gr++ {
+		var s float64
+		for _, v := range acc[gr*cg : (gr+1)*cg] {
+			s += v
+		}
+		for ch := gr * cg; ch < (gr+1)*cg; ch++ {
+			mean[ch] = s / n
+		}
+	}
+	clear(acc)
+	for p := 0; p < g.hw; p++ {
+		for ch, v := range x[p*c : (p+1)*c] {
+			d := float64(v) - mean[ch]
+			acc[ch] += d * d
+		}
+	}
+	for gr := 0; gr < g.groups; gr++ {
+		var s float64
+		for _, v := range acc[gr*cg : (gr+1)*cg] {
+			s += v
+		}
+		for ch := gr * cg; ch < (gr+1)*cg; ch++ {
+			inv[ch] = 1 / math.Sqrt(s/n+groupNormEpsilon)
+		}
+	}
+	gamma, beta = gamma[:c], beta[:c]
+	for p := 0; p < g.hw; p++ {
+		xr, yr := x[p*c:(p+1)*c], y[p*c:(p+1)*c]
+		for ch, v := range xr {
+			xh := float32((float64(v) - mean[ch]) * inv[ch])
+			yr[ch] = xh*gamma[ch] + beta[ch]
+		}
+	}
+}
+
+// backward writes the sample's gradients of γ and β, Σ_positions x̂ ⊙ dy and Σ_positions dy,
+// to gg and gb, and, when dx is not nil, the gradient with respect to x to dx (adding to it
+// when add is set): with ĝ = dy ⊙ γ, dx = (1/σ)(ĝ − mean(ĝ) − x̂·mean(ĝ ⊙ x̂)) per group, the
+// means over the group's positions and channels (as groupNormaliseDiffOp). acc is scratch of
+// 2·c values.
+func (g gnGeom) backward(x, dy, gamma []float32, stat []float64, gg, gb, dx []float32, add bool, acc []float64) {
+	c, cg := g.c, g.c/g.groups
+	n := float64(g.hw * cg)
+	mean, inv := stat[:c], stat[c:2*c]
+	sg, sb := acc[:c], acc[c:2*c]
+	clear(sg)
+	clear(sb)
+	for p := 0; p < g.hw; p++ {
+		xr, dr := x[p*c:(p+1)*c], dy[p*c:(p+1)*c]
+		for ch, v := range xr {
+			xh := float32((float64(v) - mean[ch]) * inv[ch])
+			sg[ch] += float64(xh * dr[ch])
+			sb[ch] += float64(dr[ch])
+		}
+	}
+	for ch := range c {
+		gg[ch], gb[ch] = float32(sg[ch]), float32(sb[ch])
+	}
+	if dx == nil {
+		return
+	}
+	// mean(ĝ) = Σ_c γ_c·Σ_p dy / n and mean(ĝ ⊙ x̂) = Σ_c γ_c·Σ_p x̂·dy / n over the group.
+	for gr := 0; gr < g.groups; gr++ {
+		var mg, mgx float64
+		for ch := gr * cg; ch < (gr+1)*cg; ch++ {
+			mg += float64(gamma[ch]) * sb[ch]
+			mgx += float64(gamma[ch]) * sg[ch]
+		}
+		for ch := gr * cg; ch < (gr+1)*cg; ch++ {
+			sb[ch], sg[ch] = mg/n, mgx/n
+		}
+	}
+	for p := 0; p < g.hw; p++ {
+		xr, dr, out := x[p*c:(p+1)*c], dy[p*c:(p+1)*c], dx[p*c:(p+1)*c]
+		for ch, v := range xr {
+			xh := (float64(v) - mean[ch]) * inv[ch]
+			d := float32(inv[ch] * (float64(dr[ch]*gamma[ch]) - sb[ch] - xh*sg[ch]))
+			if add {
+				out[ch] += d
+			} else {
+				out[ch] = d
+			}
+		}
+	}
+}
+
+// addInto writes a + b to y, or adds a to y when b is nil.
+func addInto(y, a, b []float32) {
+	if b == nil {
+		for t, v := range a {
+			y[t] += v
+		}
+		return
+	}
+	b = b[:len(a)]
+	y = y[:len(a)]
+	for t, v := range a {
+		y[t] = v + b[t]
+	}
+}

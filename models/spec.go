@@ -23,9 +23,9 @@ type Spec struct {
 	// Larger batches are processed in chunks, which bounds memory independently of batch size.
 	Chunk int `json:"chunk,omitempty" yaml:"chunk,omitempty"`
 	// Engine selects how training and evaluation passes run: "direct" (the direct executor,
-	// direct.go: NHWC layout, both cores, no graph), "graph" (the gorgonia graph), or "" /
-	// "auto": direct where the network has only dense, conv2d, pooling, flatten, tanh and relu
-	// layers, graph otherwise. Results agree to float32 rounding.
+	// direct.go: NHWC layout, every core, no graph), "graph" (the gorgonia graph), or "" /
+	// "auto": direct unless the network has a gelu layer, graph then. Results agree to float32
+	// rounding.
 	Engine string `json:"engine,omitempty" yaml:"engine,omitempty"`
 	// WeightStandardization standardises the weights of every conv layer (conv2d layers and
 	// the convolutions inside resblocks) in the forward pass, per output channel over its

@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-// wsSpecs are networks with standardised conv weights: two the direct executor runs (a conv
-// layer on the materialising path and one the Gram identity would take without
-// standardisation) and one only the graph runs (GroupNorm and residual blocks, as in De et al.).
+// wsSpecs are networks with standardised conv weights, each run on both engines: a conv layer
+// on the materialising path, one the Gram identity would take without standardisation, and
+// GroupNorm with residual blocks, as in De et al.
 var wsSpecs = []struct {
 	name   string
 	spec   Spec
@@ -25,7 +25,7 @@ var wsSpecs = []struct {
 		{Type: "avgpool", Kernel: 2}, {Type: "dense", Out: 3}}}, true},
 	{"ws-resblocks-groupnorm", Spec{Kind: "cnn", Input: []int{2, 6, 6}, Classes: 3, WeightStandardization: true, Layers: []LayerSpec{
 		{Type: "conv2d", Out: 4, Kernel: 3, Padding: 1, NoBias: true}, {Type: "groupnorm", Groups: 2}, {Type: "relu"},
-		{Type: "resblock", Out: 6, Stride: 2, Groups: 3}, {Type: "globalavgpool"}, {Type: "dense", Out: 3}}}, false},
+		{Type: "resblock", Out: 6, Stride: 2, Groups: 3}, {Type: "globalavgpool"}, {Type: "dense", Out: 3}}}, true},
 }
 
 // wsBatch is randomBatch with inputs scaled by scale (standardised weights have unit variance

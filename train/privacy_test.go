@@ -47,7 +47,8 @@ func harnessModels() map[string]models.Spec {
 		"cnn-groupnorm": cnn(models.LayerSpec{Type: "conv2d", Out: 4, Kernel: 3, Padding: 1}, models.LayerSpec{Type: "groupnorm", Groups: 2},
 			models.LayerSpec{Type: "relu"}, models.LayerSpec{Type: "flatten"}, models.LayerSpec{Type: "dense", Out: 3}),
 		"cnn-residual": cnn(models.LayerSpec{Type: "conv2d", Out: 4, Kernel: 3, Padding: 1, NoBias: true}, models.LayerSpec{Type: "groupnorm", Groups: 2},
-			models.LayerSpec{Type: "relu"}, models.LayerSpec{Type: "resblock", Out: 4, Groups: 2}, models.LayerSpec{Type: "globalavgpool"},
+			models.LayerSpec{Type: "relu"}, models.LayerSpec{Type: "resblock", Out: 4, Groups: 2},
+			models.LayerSpec{Type: "resblock", Out: 6, Stride: 2, Groups: 3}, models.LayerSpec{Type: "globalavgpool"},
 			models.LayerSpec{Type: "dense", Out: 3}),
 	}
 }
