@@ -86,7 +86,8 @@ type direct struct {
 	gl    []float32   // gradient of the summed loss at the logits, n × classes
 	patch [][]float32 // conv layer j's patch matrix, n·rows × d
 	arg   [][]int32   // max-pool op i's argmax indices, n × outSize
-	stat  [][]float64 // GroupNorm op i: each sample's per-channel group mean and 1/σ, n × 2c
+	hatG  [][]float32 // GroupNorm op i: x̂, n × outSize
+	stat  [][]float64 // GroupNorm op i: each sample's per-channel group 1/σ, n × c
 	gnG   [][]float32 // GroupNorm layer j: each sample's γ and β gradients, n × 2c
 	wp    [][]float32 // conv layer j's weight with rows in patch order (kernel row, column, channel); Ŵ if standardised
 	hat   [][]float32 // standardised conv layer j: Ŵ in parameter row order
@@ -115,6 +116,7 @@ type directScratch struct {
 	norm   []float32 // squaredNorms, column sums
 	norm64 []float64 // squaredNorms' Gram matrices in float64
 	gn64   []float64 // GroupNorm's per-channel accumulators
+	gn32   []float32 // GroupNorm's per-channel coefficients
 	accum  []float32 // an op's input gradient for one block, before it is added to another's
 	// Conv layers whose per-sample gradients are materialised to compute their norms
 	// (keepSample): the block's per-sample weight gradients and bias gradients, by layer.
@@ -305,6 +307,9 @@ func newDirect(nw *Network) *direct {
 	for i := range dr.ops {
 		o := &dr.ops[i]
 		per += 2 * o.outSize()
+		if o.kind == opGN {
+			per += o.outSize()
+		}
 		if o.kind == opConv {
 			per += o.conv.oh * o.conv.ow * o.conv.d()
 		}
@@ -328,6 +333,7 @@ func (dr *direct) alloc(n int) {
 	dr.x = make([]float32, n*nw.inDim)
 	no := len(dr.ops)
 	dr.out, dr.dout, dr.arg, dr.stat = make([][]float32, no), make([][]float32, no), make([][]int32, no), make([][]float64, no)
+	dr.hatG = make([][]float32, no)
 	dr.patch, dr.gnG = make([][]float32, len(nw.plan.layers)), make([][]float32, len(nw.plan.layers))
 	dr.gl = make([]float32, n*nw.res.classes)
 	for i := range dr.ops {
@@ -346,7 +352,8 @@ func (dr *direct) alloc(n int) {
 			l := &nw.plan.layers[o.p]
 			dr.patch[o.p] = make([]float32, n*l.rows()*l.d)
 		case opGN:
-			dr.stat[i] = make([]float64, n*2*o.oc)
+			dr.stat[i] = make([]float64, n*o.oc)
+			dr.hatG[i] = make([]float32, n*o.outSize())
 			dr.gnG[o.p] = make([]float32, n*2*o.oc)
 		}
 	}
@@ -384,7 +391,7 @@ func (dr *direct) scratch(w int) *directScratch {
 		}
 		s.dp, s.key, s.max2 = make([]float32, dr.block*dp), make([]int32, best), make([]float32, best)
 		s.accum = make([]float32, dr.block*acc)
-		s.gn64 = make([]float64, gn)
+		s.gn64, s.gn32 = make([]float64, gn), make([]float32, 3*gn/2)
 		s.mat, s.bias = make([][]float32, len(dr.nw.plan.layers)), make([][]float32, len(dr.nw.plan.layers))
 		s.blk64 = make([][]float64, len(dr.nw.plan.layers))
 		for j := range dr.nw.plan.layers {
@@ -550,9 +557,10 @@ func (dr *direct) forward(lo, m int, s *directScratch) {
 		case opGN:
 			l := &dr.nw.plan.layers[o.p]
 			gamma, beta := params[l.w:l.w+l.c], params[l.b:l.b+l.c]
-			st := dr.stat[i][lo*2*l.c : (lo+m)*2*l.c]
+			st := dr.stat[i][lo*l.c : (lo+m)*l.c]
+			xh := dr.hatG[i][lo*os : (lo+m)*os]
 			for k := 0; k < m; k++ {
-				o.gn.forward(x[k*is:(k+1)*is], y[k*os:(k+1)*os], gamma, beta, st[k*2*l.c:(k+1)*2*l.c], s.gn64)
+				o.gn.forward(x[k*is:(k+1)*is], xh[k*os:(k+1)*os], y[k*os:(k+1)*os], gamma, beta, st[k*l.c:(k+1)*l.c], s.gn64)
 			}
 		case opAddSave:
 			addInto(y, x, dr.out[o.src2][lo*os:(lo+m)*os])
@@ -635,17 +643,17 @@ func (dr *direct) backward(lo, m int, s *directScratch) {
 		}
 		if o.kind == opGN {
 			l := &dr.nw.plan.layers[o.p]
-			x := dr.in(i)[lo*is : (lo+m)*is]
+			xh := dr.hatG[i][lo*os : (lo+m)*os]
 			dy := dr.dy(i)[lo*os : (lo+m)*os]
-			st := dr.stat[i][lo*2*l.c : (lo+m)*2*l.c]
+			st := dr.stat[i][lo*l.c : (lo+m)*l.c]
 			pg := dr.gnG[o.p][lo*2*l.c : (lo+m)*2*l.c]
 			for k := 0; k < m; k++ {
 				var dx []float32
 				if o.prop {
 					dx = dr.dout[o.src][(lo+k)*is : (lo+k+1)*is]
 				}
-				o.gn.backward(x[k*is:(k+1)*is], dy[k*os:(k+1)*os], params[l.w:l.w+l.c], st[k*2*l.c:(k+1)*2*l.c],
-					pg[k*2*l.c:k*2*l.c+l.c], pg[k*2*l.c+l.c:(k+1)*2*l.c], dx, o.acc, s.gn64)
+				o.gn.backward(xh[k*os:(k+1)*os], dy[k*os:(k+1)*os], params[l.w:l.w+l.c], st[k*l.c:(k+1)*l.c],
+					pg[k*2*l.c:k*2*l.c+l.c], pg[k*2*l.c+l.c:(k+1)*2*l.c], dx, o.acc, s.gn64, s.gn32)
 			}
 			continue
 		}

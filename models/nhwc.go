@@ -241,38 +241,38 @@ func transpose(src, dst []float32, rows, cols int) {
 // groupStats does on NCHW planes.
 type gnGeom struct{ hw, c, groups int }
 
-// forward writes y = x̂·γ + β, x̂ = (x − μ_g)/√(σ²_g + groupNormEpsilon), and each channel's
-// μ and 1/σ of its group to stat (2·c values: means, then inverses). acc is scratch of c values.
-func (g gnGeom) forward(x, y, gamma, beta []float32, stat, acc []float64) {
+// forward writes x̂ = (x − μ_g)/√(σ²_g + groupNormEpsilon) to xh, y = x̂·γ + β to y, and each
+// channel's group 1/σ to inv (c values). acc is scratch of 2·c values.
+func (g gnGeom) forward(x, xh, y, gamma, beta []float32, inv []float64, acc []float64) {
 	c, cg := g.c, g.c/g.groups
 	n := float64(g.hw * cg)
-	mean, inv := stat[:c], stat[c:2*c]
-	acc = acc[:c]
-	clear(acc)
+	mean, sq := acc[:c], acc[c:2*c]
+	clear(sq)
 	for p := 0; p < g.hw; p++ {
 		for ch, v := range x[p*c : (p+1)*c] {
-			acc[ch] += float64(v)
+			sq[ch] += float64(v)
 		}
 	}
 	for gr := 0; gr < g.groups; gr++ {
 		var s float64
-		for _, v := range acc[gr*cg : (gr+1)*cg] {
+		for _, v := range sq[gr*cg : (gr+1)*cg] {
 			s += v
 		}
 		for ch := gr * cg; ch < (gr+1)*cg; ch++ {
 			mean[ch] = s / n
 		}
 	}
-	clear(acc)
+	clear(sq)
 	for p := 0; p < g.hw; p++ {
 		for ch, v := range x[p*c : (p+1)*c] {
 			d := float64(v) - mean[ch]
-			acc[ch] += d * d
+			sq[ch] += d * d
 		}
 	}
+	inv = inv[:c]
 	for gr := 0; gr < g.groups; gr++ {
 		var s float64
-		for _, v := range acc[gr*cg : (gr+1)*cg] {
+		for _, v := range sq[gr*cg : (gr+1)*cg] {
 			s += v
 		}
 		for ch := gr * cg; ch < (gr+1)*cg; ch++ {
@@ -281,10 +281,12 @@ func (g gnGeom) forward(x, y, gamma, beta []float32, stat, acc []float64) {
 	}
 	gamma, beta = gamma[:c], beta[:c]
 	for p := 0; p < g.hw; p++ {
-		xr, yr := x[p*c:(p+1)*c], y[p*c:(p+1)*c]
+		xr, hr, yr := x[p*c:(p+1)*c], xh[p*c:(p+1)*c], y[p*c:(p+1)*c]
+		hr, yr = hr[:len(xr)], yr[:len(xr)]
 		for ch, v := range xr {
-			xh := float32((float64(v) - mean[ch]) * inv[ch])
-			yr[ch] = xh*gamma[ch] + beta[ch]
+			h := float32((float64(v) - mean[ch]) * inv[ch])
+			hr[ch] = h
+			yr[ch] = h*gamma[ch] + beta[ch]
 		}
 	}
 }
@@ -292,20 +294,19 @@ func (g gnGeom) forward(x, y, gamma, beta []float32, stat, acc []float64) {
 // backward writes the sample's gradients of γ and β, Σ_positions x̂ ⊙ dy and Σ_positions dy,
 // to gg and gb, and, when dx is not nil, the gradient with respect to x to dx (adding to it
 // when add is set): with ĝ = dy ⊙ γ, dx = (1/σ)(ĝ − mean(ĝ) − x̂·mean(ĝ ⊙ x̂)) per group, the
-// means over the group's positions and channels (as groupNormaliseDiffOp). acc is scratch of
-// 2·c values.
-func (g gnGeom) backward(x, dy, gamma []float32, stat []float64, gg, gb, dx []float32, add bool, acc []float64) {
+// means over the group's positions and channels (as groupNormaliseDiffOp). xh and inv are
+// forward's; acc and tmp are scratch of 2·c and 3·c values.
+func (g gnGeom) backward(xh, dy, gamma []float32, inv []float64, gg, gb, dx []float32, add bool, acc []float64, tmp []float32) {
 	c, cg := g.c, g.c/g.groups
 	n := float64(g.hw * cg)
-	mean, inv := stat[:c], stat[c:2*c]
 	sg, sb := acc[:c], acc[c:2*c]
 	clear(sg)
 	clear(sb)
 	for p := 0; p < g.hw; p++ {
-		xr, dr := x[p*c:(p+1)*c], dy[p*c:(p+1)*c]
-		for ch, v := range xr {
-			xh := float32((float64(v) - mean[ch]) * inv[ch])
-			sg[ch] += float64(xh * dr[ch])
+		hr, dr := xh[p*c:(p+1)*c], dy[p*c:(p+1)*c]
+		dr = dr[:len(hr)]
+		for ch, h := range hr {
+			sg[ch] += float64(h * dr[ch])
 			sb[ch] += float64(dr[ch])
 		}
 	}
@@ -315,7 +316,9 @@ func (g gnGeom) backward(x, dy, gamma []float32, stat []float64, gg, gb, dx []fl
 	if dx == nil {
 		return
 	}
-	// mean(ĝ) = Σ_c γ_c·Σ_p dy / n and mean(ĝ ⊙ x̂) = Σ_c γ_c·Σ_p x̂·dy / n over the group.
+	// mean(ĝ) = Σ_c γ_c·Σ_p dy / n and mean(ĝ ⊙ x̂) = Σ_c γ_c·Σ_p x̂·dy / n over the group; then
+	// dx = a_c·dy − b_c − x̂·d_c per channel, with a_c = γ_c/σ, b_c = mean(ĝ)/σ, d_c = mean(ĝ ⊙ x̂)/σ.
+	a, b, d := tmp[:c], tmp[c:2*c], tmp[2*c:3*c]
 	for gr := 0; gr < g.groups; gr++ {
 		var mg, mgx float64
 		for ch := gr * cg; ch < (gr+1)*cg; ch++ {
@@ -323,19 +326,22 @@ func (g gnGeom) backward(x, dy, gamma []float32, stat []float64, gg, gb, dx []fl
 			mgx += float64(gamma[ch]) * sg[ch]
 		}
 		for ch := gr * cg; ch < (gr+1)*cg; ch++ {
-			sb[ch], sg[ch] = mg/n, mgx/n
+			a[ch] = float32(float64(gamma[ch]) * inv[ch])
+			b[ch] = float32(mg / n * inv[ch])
+			d[ch] = float32(mgx / n * inv[ch])
 		}
 	}
 	for p := 0; p < g.hw; p++ {
-		xr, dr, out := x[p*c:(p+1)*c], dy[p*c:(p+1)*c], dx[p*c:(p+1)*c]
-		for ch, v := range xr {
-			xh := (float64(v) - mean[ch]) * inv[ch]
-			d := float32(inv[ch] * (float64(dr[ch]*gamma[ch]) - sb[ch] - xh*sg[ch]))
-			if add {
-				out[ch] += d
-			} else {
-				out[ch] = d
+		hr, dr, out := xh[p*c:(p+1)*c], dy[p*c:(p+1)*c], dx[p*c:(p+1)*c]
+		dr, out = dr[:len(hr)], out[:len(hr)]
+		if add {
+			for ch, h := range hr {
+				out[ch] += a[ch]*dr[ch] - b[ch] - h*d[ch]
 			}
+			continue
+		}
+		for ch, h := range hr {
+			out[ch] = a[ch]*dr[ch] - b[ch] - h*d[ch]
 		}
 	}
 }
