@@ -1,20 +1,24 @@
 #!/usr/bin/env python3
-"""dptrain's DP-SGD and non-private steps against PyTorch's non-private step, in one run.
+"""dptrain's DP-SGD and non-private steps against PyTorch (and Opacus, when importable), in one run.
 
-Rounds are interleaved (dptrain, torch, dptrain, torch, ...) so that the load of a shared
-machine hits both alike; the table gives medians over rounds, their ratios and the load
-average before and after. Opacus is not in Debian, so the private PyTorch step is not
-measured: the comparison is dptrain's private step against torch's non-private one.
+Rounds are interleaved (dptrain, torch, Opacus, dptrain, ...) so that the load of a shared
+machine hits all alike; the table gives medians over rounds, their ratios and the load average
+before and after. For each --cores count c, dptrain runs with GOMAXPROCS=c pinned to the first c
+CPUs (taskset), and torch with c threads pinned the same way (sched_setaffinity).
 
-    python3 benchmarks/torch_compare.py --dptrain bin/dptrain --model cnn --batch 256
+    python3 benchmarks/torch_compare.py --dptrain bin/dptrain --model cnn --batch 256 --cores 1 --cores 2
 
-Without PyTorch (Debian: apt-get install python3-torch) the torch column says so and only
-dptrain is timed.
+Models: cnn (cnn-tramer-boneh), mlp (784-512-10) and resnet20-gn (ResNet-20 with GroupNorm, as
+models/spec.go). Without PyTorch (Debian: apt-get install python3-torch) the torch columns say so
+and only dptrain is timed. Opacus is not in Debian; it is pure Python, so a copy of its source
+on PYTHONPATH is enough: its columns then time its private step with per-sample hooks
+(grad_sample_mode "hooks") and, where the version has it, ghost clipping ("ghost").
 """
 
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -30,13 +34,39 @@ def torch_model(name, torch):
             nn.Flatten(), nn.Linear(32 * 4 * 4, 32), nn.Tanh(), nn.Linear(32, 10)), (1, 28, 28)
     if name == "mlp":  # 784-512-10 ReLU, as dptrain bench's mlp
         return nn.Sequential(nn.Flatten(), nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 10)), (784,)
-    raise SystemExit(f"--model {name!r}: want cnn or mlp")
+    if name == "resnet20-gn":  # He et al. 2016 ResNet-20 with GroupNorm(4), as models/spec.go
+        class Block(nn.Module):
+            def __init__(self, cin, cout, stride):
+                super().__init__()
+                self.c1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+                self.g1 = nn.GroupNorm(4, cout)
+                self.c2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+                self.g2 = nn.GroupNorm(4, cout)
+                self.proj = None
+                if stride != 1 or cin != cout:
+                    self.proj = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.GroupNorm(4, cout))
+
+            def forward(self, x):
+                h = torch.relu(self.g1(self.c1(x)))
+                h = self.g2(self.c2(h))
+                return torch.relu(h + (self.proj(x) if self.proj is not None else x))
+
+        layers = [nn.Conv2d(3, 16, 3, 1, 1, bias=False), nn.GroupNorm(4, 16), nn.ReLU()]
+        cin = 16
+        for stage, ch in enumerate([16, 32, 64]):
+            for blk in range(3):
+                layers.append(Block(cin, ch, 2 if stage > 0 and blk == 0 else 1))
+                cin = ch
+        layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10)]
+        return nn.Sequential(*layers), (3, 32, 32)
+    raise SystemExit(f"--model {name!r}: want cnn, mlp or resnet20-gn")
 
 
 class TorchStep:
-    """One non-private SGD step (forward, summed cross-entropy, backward, update)."""
+    """One SGD step (forward, summed cross-entropy, backward, update): plain, or private with
+    Opacus (per-sample clipping to 1 and noise σ = 1) in the given grad_sample_mode."""
 
-    def __init__(self, torch, name, batch):
+    def __init__(self, torch, name, batch, opacus_mode=None):
         torch.manual_seed(1)
         self.torch = torch
         self.model, shape = torch_model(name, torch)
@@ -44,6 +74,18 @@ class TorchStep:
         self.y = torch.randint(0, 10, (batch,))
         self.opt = torch.optim.SGD(self.model.parameters(), lr=1e-3)
         self.loss = torch.nn.CrossEntropyLoss(reduction="sum")
+        if opacus_mode:
+            from opacus import PrivacyEngine
+            data = torch.utils.data.TensorDataset(self.x, self.y)
+            loader = torch.utils.data.DataLoader(data, batch_size=batch)
+            kw = {"grad_sample_mode": opacus_mode} if opacus_mode != "hooks" else {}
+            pe = PrivacyEngine()
+            made = pe.make_private(module=self.model, optimizer=self.opt, data_loader=loader,
+                                   noise_multiplier=1.0, max_grad_norm=1.0, poisson_sampling=False,
+                                   criterion=self.loss, **kw)
+            self.model, self.opt = made[0], made[1]
+            if len(made) > 3:  # ghost clipping wraps the criterion
+                self.loss = made[3]
 
     def step(self):
         start = time.perf_counter()
@@ -52,29 +94,43 @@ class TorchStep:
         self.opt.step()
         return (time.perf_counter() - start) * 1000
 
-    def median(self, steps, threads):
-        self.torch.set_num_threads(threads)
-        return statistics.median(self.step() for _ in range(steps))
+    def median(self, steps, cores):
+        self.torch.set_num_threads(cores)
+        os.sched_setaffinity(0, set(range(cores)))
+        try:
+            return statistics.median(self.step() for _ in range(steps))
+        finally:
+            os.sched_setaffinity(0, set(range(os.cpu_count())))
 
 
-def dptrain_round(binary, model, batch, steps):
-    out = subprocess.run([binary, "bench", "throughput", "--model", model, "--batch", str(batch),
-                          "--steps", str(steps), "--json", "--no-memory"],
-                         check=True, capture_output=True, text=True).stdout
+def dptrain_round(binary, model, batch, steps, cores):
+    env = dict(os.environ, GOMAXPROCS=str(cores))
+    cmd = [binary, "bench", "throughput", "--model", model, "--batch", str(batch),
+           "--steps", str(steps), "--json", "--no-memory"]
+    if shutil.which("taskset"):
+        cmd = ["taskset", "-c", f"0-{cores - 1}"] + cmd
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
     r = json.loads(out.strip().splitlines()[-1])
-    return r["sgd_ms_per_step"], r["dpsgd_ms_per_step"], r["blas"]
+    return r["sgd_ms_per_step"], r["dpsgd_ms_per_step"], f'{r["blas"]}/{r.get("blas_kernel", "?")}'
+
+
+def opacus_version():
+    try:
+        import opacus
+        return opacus.__version__
+    except ImportError:
+        return None
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     ap.add_argument("--dptrain", default="bin/dptrain", help="the dptrain binary")
-    ap.add_argument("--model", action="append", help="cnn or mlp (repeatable; default: cnn and mlp)")
+    ap.add_argument("--model", action="append", help="cnn, mlp or resnet20-gn (repeatable; default: cnn and mlp)")
     ap.add_argument("--batch", type=int, action="append", help="batch size (repeatable; default 256)")
-    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds per model and batch")
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds per model, batch and core count")
     ap.add_argument("--steps", type=int, default=10, help="timed steps per round and kind")
-    ap.add_argument("--threads", type=int, action="append",
-                    help="torch threads (repeatable; default 1 and the number of CPUs: the faster is reported, "
-                         "since on a loaded machine torch's spinning OpenMP workers can make 2 threads 10x slower than 1)")
+    ap.add_argument("--cores", type=int, action="append",
+                    help="cores given to each side (repeatable; default: all of them)")
     args = ap.parse_args()
     try:
         import torch
@@ -82,39 +138,50 @@ def main():
         torch = None
         print("torch_compare: PyTorch not found (Debian: apt-get install python3-torch): "
               "timing dptrain only", file=sys.stderr)
+    ov = opacus_version() if torch else None
+    modes = []
+    if ov:
+        modes = ["ghost", "hooks"] if tuple(int(p) for p in ov.split(".")[:2]) >= (1, 5) else ["hooks"]
 
     rows = []
     for model in args.model or ["cnn", "mlp"]:
         for batch in args.batch or [256]:
-            load0 = os.getloadavg()[0]
-            ts = TorchStep(torch, model, batch) if torch else None
-            threads = args.threads or sorted({1, os.cpu_count()})
-            if ts:
-                for th in threads:
-                    ts.median(3, th)  # warm-up
-            plain, dp, blas = [], [], ""
-            tp = {th: [] for th in threads}
-            for _ in range(args.rounds):
-                s, d, blas = dptrain_round(args.dptrain, model, batch, args.steps)
-                plain.append(s)
-                dp.append(d)
-                if ts:
-                    for th in threads:
-                        tp[th].append(ts.median(args.steps, th))
-            best = min(threads, key=lambda th: statistics.median(tp[th])) if ts else None
-            rows.append((model, batch, blas, statistics.median(plain), statistics.median(dp),
-                         statistics.median(tp[best]) if ts else None, best,
-                         load0, os.getloadavg()[0]))
+            for cores in args.cores or [os.cpu_count()]:
+                load0 = os.getloadavg()[0]
+                steps = {"torch": TorchStep(torch, model, batch)} if torch else {}
+                for m in modes:
+                    try:
+                        steps[m] = TorchStep(torch, model, batch, m)
+                    except Exception as e:  # an Opacus mode that cannot take this model
+                        print(f"torch_compare: Opacus {m} on {model}: {e}", file=sys.stderr)
+                for st in steps.values():
+                    st.median(2, cores)  # warm-up
+                plain, dp = [], []
+                times = {k: [] for k in steps}
+                blas = ""
+                for _ in range(args.rounds):
+                    s, d, blas = dptrain_round(args.dptrain, model, batch, args.steps, cores)
+                    plain.append(s)
+                    dp.append(d)
+                    for k, st in steps.items():
+                        times[k].append(st.median(args.steps, cores))
+                med = {k: statistics.median(v) for k, v in times.items()}
+                rows.append((model, batch, cores, blas, statistics.median(plain), statistics.median(dp),
+                             med, load0, os.getloadavg()[0]))
 
-    ver = f"torch {torch.__version__} (threads: the faster setting)" if torch else "torch absent"
-    print(f"medians of {args.rounds} interleaved rounds of {args.steps} steps; {ver}; Opacus not measured (not in Debian)")
-    print(f"{'model':5} {'batch':>5} {'blas':8} {'torch plain':>11} {'dptrain plain':>13} {'dptrain DP':>10} "
-          f"{'DP/plain':>8} {'DP/torch':>8} {'load 1m':>13}")
-    for model, batch, blas, s, d, t, th, l0, l1 in rows:
-        tcol = f"{t:6.2f} ms/{th}t" if t is not None else "     (none)"
-        rcol = f"{d / t:8.2f}" if t is not None else "       -"
-        print(f"{model:5} {batch:5d} {blas:8} {tcol:>11} {s:10.2f} ms {d:7.2f} ms {d / s:8.2f} {rcol} "
-              f"{l0:5.2f}→{l1:5.2f}")
+    ver = f"torch {torch.__version__}" if torch else "torch absent"
+    ver += f", Opacus {ov}" if ov else ", Opacus absent"
+    print(f"medians of {args.rounds} interleaved rounds of {args.steps} steps (ms per step); {ver}")
+    print(f"{'model':11} {'batch':>5} {'cores':>5} {'blas':16} {'dptrain DP':>10} {'dptrain plain':>13} "
+          f"{'torch plain':>11} {'Opacus ghost':>12} {'Opacus hooks':>12} {'DP/torch':>8} {'best Opacus/DP':>14} {'load 1m':>13}")
+    for model, batch, cores, blas, s, d, med, l0, l1 in rows:
+        def col(k, w):
+            return f"{med[k]:{w}.2f}" if k in med else f"{'-':>{w}}"
+        op = [med[k] for k in ("ghost", "hooks") if k in med]
+        r1 = f"{d / med['torch']:8.2f}" if "torch" in med else f"{'-':>8}"
+        r2 = f"{min(op) / d:14.2f}" if op else f"{'-':>14}"
+        print(f"{model:11} {batch:5d} {cores:5d} {blas:16} {d:10.2f} {s:13.2f} {col('torch', 11)} "
+              f"{col('ghost', 12)} {col('hooks', 12)} {r1} {r2} {l0:5.2f}→{l1:5.2f}")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 package models
 
 // void openblas_set_num_threads(int);
+// char* openblas_get_corename(void);
 import "C"
 
 import "os"
@@ -20,3 +21,7 @@ func init() {
 		C.openblas_set_num_threads(1)
 	}
 }
+
+// blasKernel is the core type whose kernels OpenBLAS chose for this CPU at start-up (for
+// example Haswell, SkylakeX, Zen; Prescott is its generic SSE3 fallback).
+func blasKernel() string { return C.GoString(C.openblas_get_corename()) }

@@ -294,3 +294,10 @@ func equalF32(a, b []float32) bool {
 	}
 	return true
 }
+
+// TestBLASKernel checks that the binary names the kernels its BLAS runs on this CPU.
+func TestBLASKernel(t *testing.T) {
+	if k := BLASKernel(); k == "" || (BLAS() == "gonum") != (k == "go") {
+		t.Errorf("BLASKernel() = %q with BLAS %s", k, BLAS())
+	}
+}

@@ -27,8 +27,8 @@ func newVersionCmd(a *app) *cobra.Command {
 					}
 				}
 			}
-			fmt.Fprintf(a.out, "dptrain %s%s (%s, %s/%s, blas=%s, mpi=%v)\n", version, rev,
-				runtime.Version(), runtime.GOOS, runtime.GOARCH, models.BLAS(), mpi.Built)
+			fmt.Fprintf(a.out, "dptrain %s%s (%s, %s/%s, blas=%s, kernel=%s, mpi=%v)\n", version, rev,
+				runtime.Version(), runtime.GOOS, runtime.GOARCH, models.BLAS(), models.BLASKernel(), mpi.Built)
 			return nil
 		},
 	}

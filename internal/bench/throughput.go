@@ -25,6 +25,7 @@ type Result struct {
 	Params         int     `json:"params"`
 	Batch          int     `json:"batch"`
 	BLAS           string  `json:"blas"`
+	BLASKernel     string  `json:"blas_kernel"` // the core type whose kernels the BLAS runs
 	Engine         string  `json:"engine"`
 	Steps          int     `json:"steps"`
 	SGDMsPerStep   float64 `json:"sgd_ms_per_step"`
@@ -42,7 +43,7 @@ type Result struct {
 
 // WriteText prints r as a short table.
 func (r Result) WriteText(out io.Writer) {
-	fmt.Fprintf(out, "%s (%d parameters), batch %d, blas %s, engine %s, median of %d steps\n", r.Model, r.Params, r.Batch, r.BLAS, r.Engine, r.Steps)
+	fmt.Fprintf(out, "%s (%d parameters), batch %d, blas %s (%s), engine %s, median of %d steps\n", r.Model, r.Params, r.Batch, r.BLAS, r.BLASKernel, r.Engine, r.Steps)
 	fmt.Fprintf(out, "  non-private step  %8.2f ms  %8.1f MB peak RSS\n", r.SGDMsPerStep, r.SGDPeakRSSMB)
 	fmt.Fprintf(out, "  DP-SGD step       %8.2f ms  %8.1f MB peak RSS\n", r.DPSGDMsPerStep, r.DPSGDPeakRSSMB)
 	fmt.Fprintf(out, "  ratio             %8.2f×     %8.2f×\n", r.Ratio, r.MemoryRatio)
@@ -217,7 +218,7 @@ func Throughput(c ThroughputConfig) (Result, error) {
 			}
 		}
 	}
-	res := Result{Model: c.Model, Params: len(r.model.Params()), Batch: c.Batch, BLAS: models.BLAS(), Steps: c.Steps,
+	res := Result{Model: c.Model, Params: len(r.model.Params()), Batch: c.Batch, BLAS: models.BLAS(), BLASKernel: models.BLASKernel(), Steps: c.Steps,
 		SGDMsPerStep: Median(ts), DPSGDMsPerStep: Median(td), Engine: r.model.Engine()}
 	res.Ratio = res.DPSGDMsPerStep / res.SGDMsPerStep
 	n := float64(c.Steps)
