@@ -47,7 +47,7 @@ func table3Epsilon(t *testing.T, n, b, epochs int, lf float64, sum bool) (eps, d
 // paper's own constants (L_F = 0.9) the bound is then hundreds, not 0.0612. The values are
 // logged for the documentation.
 func TestTable3SummedSensitivity(t *testing.T) {
-	for _, c := range []struct{ n, b int }{{120000, 60000}, {60000, 10000}} {
+	for _, c := range []struct{ n, b int }{{120000, 60000}, {60000, 10000}, {60000, 60000}} {
 		for _, epochs := range []int{5, 50} {
 			mean, dMean := table3Epsilon(t, c.n, c.b, epochs, 0.9, false)
 			sum, dSum := table3Epsilon(t, c.n, c.b, epochs, 0.9, true)
