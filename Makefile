@@ -90,8 +90,9 @@ bench: build
 	./$(BIN) bench throughput --model cnn --batch 256
 	@echo "bench: the same CNN step on the gorgonia graph (model.engine: graph), the path before the direct executor"
 	./$(BIN) bench throughput --model cnn --batch 256 --engine graph --no-memory
-	@echo "bench: dptrain against PyTorch's non-private step, interleaved rounds (python3-torch; Opacus is not in Debian)"
-	$(PYTHON) benchmarks/torch_compare.py --dptrain $(BIN) --model cnn --model mlp --batch 256 --batch 2048
+	@echo "bench: dptrain against PyTorch's non-private step (and Opacus when importable) on 1 and 2 cores, interleaved rounds (python3-torch)"
+	$(PYTHON) benchmarks/torch_compare.py --dptrain $(BIN) --cores 1 --cores 2 --shape cnn:256:5:10 --shape cnn:2048:3:5 \
+		--shape mlp:256:5:10 --shape resnet20-gn:64:3:3 --shape resnet20-gn:256:2:2
 	@if [ "$(BLAS)" = openblas ]; then \
 		echo "bench: the same with the pure-Go BLAS"; \
 		$(GO) build -o bin/dptrain-gonum ./cmd/dptrain && \

@@ -129,6 +129,9 @@ def main():
     ap.add_argument("--batch", type=int, action="append", help="batch size (repeatable; default 256)")
     ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds per model, batch and core count")
     ap.add_argument("--steps", type=int, default=10, help="timed steps per round and kind")
+    ap.add_argument("--shape", action="append", metavar="MODEL:BATCH[:ROUNDS:STEPS]",
+                    help="one model at one batch size (repeatable; instead of --model × --batch), "
+                         "optionally with its own rounds and steps, so that one run prints a whole table")
     ap.add_argument("--cores", type=int, action="append",
                     help="cores given to each side (repeatable; default: all of them)")
     args = ap.parse_args()
@@ -143,44 +146,53 @@ def main():
     if ov:
         modes = ["ghost", "hooks"] if tuple(int(p) for p in ov.split(".")[:2]) >= (1, 5) else ["hooks"]
 
+    shapes = []
+    for sh in args.shape or []:
+        p = sh.split(":")
+        if len(p) not in (2, 4):
+            raise SystemExit(f"--shape {sh!r}: want MODEL:BATCH or MODEL:BATCH:ROUNDS:STEPS")
+        shapes.append((p[0], int(p[1]), int(p[2]) if len(p) == 4 else args.rounds,
+                       int(p[3]) if len(p) == 4 else args.steps))
+    if not shapes:
+        shapes = [(m, b, args.rounds, args.steps) for m in args.model or ["cnn", "mlp"] for b in args.batch or [256]]
+
     rows = []
-    for model in args.model or ["cnn", "mlp"]:
-        for batch in args.batch or [256]:
-            for cores in args.cores or [os.cpu_count()]:
-                load0 = os.getloadavg()[0]
-                steps = {"torch": TorchStep(torch, model, batch)} if torch else {}
-                for m in modes:
-                    try:
-                        steps[m] = TorchStep(torch, model, batch, m)
-                    except Exception as e:  # an Opacus mode that cannot take this model
-                        print(f"torch_compare: Opacus {m} on {model}: {e}", file=sys.stderr)
-                for st in steps.values():
-                    st.median(2, cores)  # warm-up
-                plain, dp = [], []
-                times = {k: [] for k in steps}
-                blas = ""
-                for _ in range(args.rounds):
-                    s, d, blas = dptrain_round(args.dptrain, model, batch, args.steps, cores)
-                    plain.append(s)
-                    dp.append(d)
-                    for k, st in steps.items():
-                        times[k].append(st.median(args.steps, cores))
-                med = {k: statistics.median(v) for k, v in times.items()}
-                rows.append((model, batch, cores, blas, statistics.median(plain), statistics.median(dp),
-                             med, load0, os.getloadavg()[0]))
+    for model, batch, rounds, nsteps in shapes:
+        for cores in args.cores or [os.cpu_count()]:
+            load0 = os.getloadavg()[0]
+            steps = {"torch": TorchStep(torch, model, batch)} if torch else {}
+            for m in modes:
+                try:
+                    steps[m] = TorchStep(torch, model, batch, m)
+                except Exception as e:  # an Opacus mode that cannot take this model
+                    print(f"torch_compare: Opacus {m} on {model}: {e}", file=sys.stderr)
+            for st in steps.values():
+                st.median(2, cores)  # warm-up
+            plain, dp = [], []
+            times = {k: [] for k in steps}
+            blas = ""
+            for _ in range(rounds):
+                s, d, blas = dptrain_round(args.dptrain, model, batch, nsteps, cores)
+                plain.append(s)
+                dp.append(d)
+                for k, st in steps.items():
+                    times[k].append(st.median(nsteps, cores))
+            med = {k: statistics.median(v) for k, v in times.items()}
+            rows.append((model, batch, cores, rounds, nsteps, blas, statistics.median(plain),
+                         statistics.median(dp), med, load0, os.getloadavg()[0]))
 
     ver = f"torch {torch.__version__}" if torch else "torch absent"
     ver += f", Opacus {ov}" if ov else ", Opacus absent"
-    print(f"medians of {args.rounds} interleaved rounds of {args.steps} steps (ms per step); {ver}")
-    print(f"{'model':11} {'batch':>5} {'cores':>5} {'blas':16} {'dptrain DP':>10} {'dptrain plain':>13} "
+    print(f"medians of interleaved rounds (ms per step); {ver}")
+    print(f"{'model':11} {'batch':>5} {'cores':>5} {'rounds×steps':>12} {'blas':16} {'dptrain DP':>10} {'dptrain plain':>13} "
           f"{'torch plain':>11} {'Opacus ghost':>12} {'Opacus hooks':>12} {'DP/torch':>8} {'best Opacus/DP':>14} {'load 1m':>13}")
-    for model, batch, cores, blas, s, d, med, l0, l1 in rows:
+    for model, batch, cores, rounds, nsteps, blas, s, d, med, l0, l1 in rows:
         def col(k, w):
             return f"{med[k]:{w}.2f}" if k in med else f"{'-':>{w}}"
         op = [med[k] for k in ("ghost", "hooks") if k in med]
         r1 = f"{d / med['torch']:8.2f}" if "torch" in med else f"{'-':>8}"
         r2 = f"{min(op) / d:14.2f}" if op else f"{'-':>14}"
-        print(f"{model:11} {batch:5d} {cores:5d} {blas:16} {d:10.2f} {s:13.2f} {col('torch', 11)} "
+        print(f"{model:11} {batch:5d} {cores:5d} {f'{rounds}×{nsteps}':>12} {blas:16} {d:10.2f} {s:13.2f} {col('torch', 11)} "
               f"{col('ghost', 12)} {col('hooks', 12)} {r1} {r2} {l0:5.2f}→{l1:5.2f}")
 
 
