@@ -141,10 +141,7 @@ const directBlockFloats = 1 << 24
 func newDirect(nw *Network) *direct {
 	p := nw.plan
 	dr := &direct{nw: nw}
-	h, w, c := 1, 1, nw.inDim
-	if in := nw.res.input; len(in) == 3 {
-		c, h, w = in[0], in[1], in[2]
-	}
+	var h, w, c int // the current tensor's shape
 	cur := -1       // the op whose output is the current tensor (-1: the input)
 	var saved []int // ops whose outputs save layers pushed
 	shape := func(t int) (int, int, int) {
