@@ -336,10 +336,11 @@ func (dr *direct) alloc(n int) {
 	for i := range dr.ops {
 		o := &dr.ops[i]
 		dr.out[i] = make([]float32, n*o.outSize())
-		if o.prop {
+		// A tensor read by two ops (a residual block's input) has one gradient buffer.
+		if o.prop && dr.dout[o.src] == nil {
 			dr.dout[o.src] = make([]float32, n*o.inSize())
 		}
-		if o.prop2 {
+		if o.prop2 && dr.dout[o.src2] == nil {
 			dr.dout[o.src2] = make([]float32, n*o.inSize())
 		}
 		switch o.kind {
