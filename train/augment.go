@@ -14,7 +14,10 @@ import (
 // each example of a batch is augmented Multiplicity times, and the average of its copies'
 // gradients is clipped, so that it still contributes at most the clip norm C and the
 // accounting is unchanged. Only for image datasets (C×H×W) and algorithms that read the model
-// through its per-example gradient sums (algorithm.Algorithm.DataParallel).
+// through its per-example gradient sums (algorithm.Algorithm.DataParallel). With
+// data.features, the features of every crop and flip of each training image are computed once
+// (ViewTransforms: (2·CropPadding+1)² views, twice that with Flip) and the copies are drawn
+// from those views, distinct while Multiplicity ≤ the number of views.
 type AugmentConfig struct {
 	// Multiplicity is K, the copies per example whose gradients are averaged before clipping;
 	// 0 or 1: one copy (augmented if crops or flips are on).
@@ -49,8 +52,8 @@ func (r *Algorithms) validateAugment(c *Config) []error {
 	if a.CropPadding < 0 {
 		bad("data.augment.crop_padding = %d: want 0 (no crops) or a padding ≥ 1, e.g. 4", a.CropPadding)
 	}
-	if c.Data.Features.Kind != "" {
-		bad("data.augment crops and flips images, but data.features.kind = %s replaces them by features: remove data.augment or data.features", c.Data.Features.Kind)
+	if c.Data.Features.Kind != "" && c.Data.FeatureNorm > 0 {
+		bad("data.augment with data.features.kind = %s keeps the features of several views of every image, and data.feature_norm = %v would bound them together: remove one of data.augment and data.feature_norm", c.Data.Features.Kind, c.Data.FeatureNorm)
 	}
 	if alg, err := r.Lookup(c.Optimizer.Algorithm); err == nil && !alg.DataParallel {
 		var ok []string
@@ -83,6 +86,14 @@ func (t *Trainer) augmentation(outer func(optim.GradientOracle) optim.GradientOr
 	} else {
 		return nil, fmt.Errorf("data.augment: dataset %s has examples of shape %v, not images C×H×W: remove data.augment for it", t.ds.Name, s)
 	}
+	if t.cfg.Data.Features.Kind != "" {
+		// The features of every view were computed when the data was loaded (featureViews):
+		// the copies are views.
+		cfg.Views = t.train.D / max(cfg.Dim(), 1)
+		if cfg.Views*cfg.Dim() != t.train.D {
+			return nil, fmt.Errorf("data.augment: training rows of %d values are not views of %v features", t.train.D, t.ds.Shape)
+		}
+	}
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
@@ -91,8 +102,13 @@ func (t *Trainer) augmentation(outer func(optim.GradientOracle) optim.GradientOr
 	for j := 0; j < len(key); j += 8 {
 		binary.LittleEndian.PutUint64(key[j:], r.Uint64())
 	}
-	t.log.Infof("data.augment: %d copies per example (crop padding %d, flip %v), their gradients averaged before clipping (De et al. 2022, Section 3.1)",
-		cfg.K(), cfg.CropPadding, cfg.Flip)
+	if cfg.Views > 0 {
+		t.log.Infof("data.augment: %d copies per example drawn from the features of its %d views (crop padding %d, flip %v), their gradients averaged before clipping (De et al. 2022, Section 3.1)",
+			cfg.K(), cfg.Views, cfg.CropPadding, cfg.Flip)
+	} else {
+		t.log.Infof("data.augment: %d copies per example (crop padding %d, flip %v), their gradients averaged before clipping (De et al. 2022, Section 3.1)",
+			cfg.K(), cfg.CropPadding, cfg.Flip)
+	}
 	return func(m optim.GradientOracle) optim.GradientOracle {
 		w, err := augment.New(m, cfg, key, func() uint64 { return uint64(t.opt.Steps()) })
 		if err != nil {

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/data/scattering"
+	"github.com/dptrain/dptrain/internal/augment"
 )
 
 // imageBlocks is a dataset of 1×8×8 images: noise, and a bright 2×4 block whose row says the
@@ -124,7 +126,7 @@ func TestAugmentRefusals(t *testing.T) {
 		{[]string{"data.augment.multiplicity=65", "data.augment.flip=true"}, "data.augment.multiplicity = 65"},
 		{[]string{"data.augment.multiplicity=4"}, "the copies would be identical; set crop_padding"},
 		{[]string{"data.augment.crop_padding=-2"}, "data.augment.crop_padding = -2"},
-		{[]string{"data.augment.flip=true", "data.features.kind=scatternet"}, "remove data.augment or data.features"},
+		{[]string{"data.augment.flip=true", "data.features.kind=scatternet", "data.feature_norm=1"}, "remove one of data.augment and data.feature_norm"},
 		{[]string{"data.augment.flip=true", "optimizer.algorithm=dp-ulr", "optimizer.sampling=poisson-with-rejection"}, "optimizer.algorithm dp-ulr reads the model other than through its per-example gradient sums"},
 	} {
 		_, err := ParseConfig([]byte(synthetic), append(tc.sets, "output.dir="+t.TempDir()))
@@ -139,7 +141,10 @@ func TestAugmentRefusals(t *testing.T) {
 	}{
 		{[]string{"data.augment.flip=true"}, nil, "has examples of shape [20], not images C×H×W: remove data.augment"},
 		{[]string{"data.augment.crop_padding=5"}, imageBlocks(600, 10), "data.augment.crop_padding = 5: want 0 to 4"},
+		{[]string{"data.augment.crop_padding=3", "data.augment.flip=true", "data.features.kind=scatternet", "model.kind=logreg"}, imageBlocks(60, 10),
+			"make 98 views of every image, whose features would all be kept: the most is 50; lower crop_padding"},
 	} {
+		t.Setenv(data.CacheEnv, t.TempDir())
 		cfg, err := ParseConfig([]byte(synthetic), append(tc.sets, "output.dir="+t.TempDir(), "optimizer.batch_size=64"))
 		if err != nil {
 			t.Fatal(err)
@@ -170,5 +175,60 @@ func TestAugmentationDataParallel(t *testing.T) {
 	}
 	if worst > 1e-4 {
 		t.Errorf("2 ranks differ from one process by %v (relative) after 8 steps", worst)
+	}
+}
+
+// With scattering features, data.augment averages over the features of each image's views:
+// the training rows hold the features of the image and of its mirror image (checked against
+// the transform run on mirrored images), the test rows the image's alone; the run trains,
+// declares the records of the plain run, and is not that run.
+func TestAugmentFeatureViews(t *testing.T) {
+	t.Setenv(data.CacheEnv, t.TempDir())
+	sets := append(slices.Clone(augmented), "data.augment.crop_padding=0", "data.features.kind=scatternet", "data.features.groups=27",
+		"model.kind=logreg", "optimizer.learning_rate=2", "optimizer.clip_norm=0.1", "optimizer.noise_multiplier=0.3")
+	tr, sum, err := runBlocks(t, sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Steps != 24 || sum.TestAccuracy < 0.6 {
+		t.Errorf("%d steps, test accuracy %v: want 24 steps and well above chance (1/3)", sum.Steps, sum.TestAccuracy)
+	}
+	img := imageBlocks(600, 300)
+	opts := scattering.Options{J: 2, L: 8, Groups: 27}
+	feat, err := scattering.Features(context.Background(), img, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mirror := img.Clone()
+	c := augment.Config{Flip: true, Shape: [3]int{1, 8, 8}}
+	for i := range mirror.Train.N {
+		c.Apply(mirror.Train.Row(i), img.Train.Row(i), augment.Transform{Flip: true})
+	}
+	mfeat, err := scattering.Features(context.Background(), mirror, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := feat.Train.D
+	if tr.train.D != 2*d || tr.test.D != d {
+		t.Fatalf("training rows of %d values and test rows of %d, want 2·%d and %d", tr.train.D, tr.test.D, d, d)
+	}
+	for i := range feat.Train.N {
+		row := tr.train.Row(i)
+		if !slices.Equal(row[:d], feat.Train.Row(i)) || !slices.Equal(row[d:], mfeat.Train.Row(i)) {
+			t.Fatalf("training row %d is not [features of image %d, features of its mirror]", i, i)
+		}
+	}
+	if !slices.Equal(tr.test.X, feat.Test.X) {
+		t.Error("the test rows are not the images' features")
+	}
+	plain, _, err := runBlocks(t, append(slices.Clone(sets), "data.augment.multiplicity=1", "data.augment.flip=false"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Equal(tr.Model().Params(), plain.Model().Params()) {
+		t.Error("the run over views equals the run without them")
+	}
+	if !slices.Equal(tr.live.Ledger(), plain.live.Ledger()) {
+		t.Errorf("the views changed the declared records:\n%+v\n%+v", tr.live.Ledger(), plain.live.Ledger())
 	}
 }

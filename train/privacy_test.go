@@ -126,8 +126,9 @@ type harnessStep struct {
 	// ranks > 1 runs the step data-parallel, as that many ranks would (ranksOracle).
 	ranks int
 	// augment > 1 averages that many augmented copies of each example before clipping
-	// (data.augment, with crops and flips).
-	augment int
+	// (data.augment, with crops and flips), or, with views > 0, that many of the example's
+	// views (data.augment on features: each row holds views precomputed views).
+	augment, views int
 }
 
 const (
@@ -220,8 +221,11 @@ func (h harnessStep) experiment(params []float32) dptest.Experiment {
 			if h.augment > 1 {
 				// The same key and round on D and D′: each example's copies depend on it alone.
 				in := h.spec.Input
-				ao, err := augment.New(nw, augment.Config{Multiplicity: h.augment, CropPadding: 1, Flip: true,
-					Shape: [3]int{in[0], in[1], in[2]}}, [32]byte{7}, func() uint64 { return 0 })
+				c := augment.Config{Multiplicity: h.augment, CropPadding: 1, Flip: true, Shape: [3]int{in[0], in[1], in[2]}}
+				if h.views > 0 {
+					c = augment.Config{Multiplicity: h.augment, Views: h.views, Shape: c.Shape}
+				}
+				ao, err := augment.New(nw, c, [32]byte{7}, func() uint64 { return 0 })
 				return o, ao, err
 			}
 			return o, nw, nil
@@ -335,7 +339,7 @@ func TestNeighbouringSensitivity(t *testing.T) {
 		for _, cfg := range cfgs[alg] {
 			accepted := 0
 			for _, mname := range names {
-				for _, engine := range []string{"direct", "graph", "direct/ranks=2", "direct/ranks=3", "direct/augment=3"} {
+				for _, engine := range []string{"direct", "graph", "direct/ranks=2", "direct/ranks=3", "direct/augment=3", "direct/views=3"} {
 					spec := specs[mname]
 					spec.Engine, _, _ = strings.Cut(engine, "/")
 					ranks, augment := 1, 1
@@ -351,6 +355,14 @@ func TestNeighbouringSensitivity(t *testing.T) {
 						}
 						augment = int(k[0] - '0')
 					}
+					views := 0
+					if _, v, ok := strings.Cut(engine, "views="); ok {
+						if !a.DataParallel || len(spec.Input) != 3 {
+							continue
+						}
+						// Rows of 3 views (features of an image's transforms), 2 copies drawn.
+						views, augment = int(v[0]-'0'), 2
+					}
 					_, refused, err := prepareHarness(algs, cfg, spec, 33)
 					if err != nil {
 						t.Fatalf("%s %s %s: %v", cfg.Name, mname, engine, err)
@@ -362,7 +374,7 @@ func TestNeighbouringSensitivity(t *testing.T) {
 					t.Run(fmt.Sprintf("%s/%s/%s", cfg.Name, mname, engine), func(t *testing.T) {
 						t.Parallel()
 						for _, n := range sizes {
-							runHarnessSize(t, algs, cfg, spec, n, ranks, augment, w)
+							runHarnessSize(t, algs, cfg, spec, n, ranks, augment, views, w)
 						}
 					})
 				}
@@ -385,12 +397,12 @@ func TestNeighbouringSensitivity(t *testing.T) {
 }
 
 // runHarnessSize runs every neighbouring pair of one batch size n.
-func runHarnessSize(t *testing.T, algs *Algorithms, cfg *Config, spec models.Spec, n, ranks, augment int, w *worst) {
+func runHarnessSize(t *testing.T, algs *Algorithms, cfg *Config, spec models.Spec, n, ranks, augment, views int, w *worst) {
 	h, refused, err := prepareHarness(algs, cfg, spec, n)
 	if err != nil || refused != nil {
 		t.Fatalf("batch size %d: %v %v", n, err, refused)
 	}
-	h.ranks, h.augment = ranks, augment
+	h.ranks, h.augment, h.views = ranks, augment, views
 	nw, err := models.New(spec, rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		t.Fatal(err)
@@ -399,6 +411,7 @@ func runHarnessSize(t *testing.T, algs *Algorithms, cfg *Config, spec models.Spe
 	for _, d := range nw.InputShape() {
 		dim *= d
 	}
+	dim *= max(views, 1) // an example is the row of its views
 	type paramSet struct {
 		name   string
 		params []float32

@@ -6,10 +6,12 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/data/scattering"
+	"github.com/dptrain/dptrain/internal/augment"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
 	"github.com/sirupsen/logrus"
@@ -56,23 +58,15 @@ func loadData(ctx context.Context, cfg *Config, seed uint64, log *logrus.Logger,
 	ds.Train, ds.Test = ds.Train.Head(cfg.Data.TrainSubset), ds.Test.Head(cfg.Data.TestSubset)
 	if f := cfg.Data.Features; f.Kind == "scatternet" {
 		opts := scattering.Options{J: f.J, L: f.L, Groups: f.Groups, Progress: featureProgress(log)}
-		var out *data.Dataset
-		dir, err := data.DefaultCacheDir()
 		log.Infof("features: %s of %d images (the first time takes minutes; the result is cached)", opts, ds.Train.Len()+ds.Test.Len())
-		if err == nil {
-			var hit bool
-			out, hit, err = scattering.CachedFeatures(ctx, ds, opts, filepath.Join(dir, "features"))
-			if hit {
-				log.Infof("features: read from the cache in %s", filepath.Join(dir, "features"))
-			}
-		} else {
-			out, err = scattering.Features(ctx, ds, opts)
-		}
-		if out == nil {
+		out, err := scatterFeatures(ctx, ds, opts, log)
+		if err != nil {
 			return nil, nil, nil, err
 		}
-		if err != nil {
-			log.Warnf("features computed but not cached: %v", err)
+		if a := cfg.Data.Augment; needTrain && a.on() {
+			if err := featureViews(ctx, ds, out, a, opts, log); err != nil {
+				return nil, nil, nil, err
+			}
 		}
 		ds = out
 	}
@@ -82,6 +76,72 @@ func loadData(ctx context.Context, cfg *Config, seed uint64, log *logrus.Logger,
 		}
 	}
 	return ds, ds.Train, ds.Test, nil
+}
+
+// scatterFeatures returns the scattering features of ds, through the disk cache when there is
+// one.
+func scatterFeatures(ctx context.Context, ds *data.Dataset, opts scattering.Options, log *logrus.Logger) (*data.Dataset, error) {
+	dir, err := data.DefaultCacheDir()
+	if err != nil {
+		return scattering.Features(ctx, ds, opts)
+	}
+	out, hit, err := scattering.CachedFeatures(ctx, ds, opts, filepath.Join(dir, "features"))
+	if hit {
+		log.Infof("features: read from the cache in %s", filepath.Join(dir, "features"))
+	}
+	if out == nil {
+		return nil, err
+	}
+	if err != nil {
+		log.Warnf("features computed but not cached: %v", err)
+	}
+	return out, nil
+}
+
+// featureViews replaces feat's training split by one whose row i holds the features of every
+// view of training image i (augment.Config.ViewTransforms: the image itself first, then its
+// crops and flips), so that augmentation multiplicity can average over views whose features
+// are too slow to compute at every step. Each view is a fixed map of its own image, computed
+// once (and cached) for the whole training set: no example's views depend on another example.
+func featureViews(ctx context.Context, img, feat *data.Dataset, a AugmentConfig, opts scattering.Options, log *logrus.Logger) error {
+	if len(img.Shape) != 3 {
+		return fmt.Errorf("data.augment: dataset %s has examples of shape %v, not images C×H×W: remove data.augment for it", img.Name, img.Shape)
+	}
+	cfg := augment.Config{CropPadding: a.CropPadding, Flip: a.Flip, Shape: [3]int{img.Shape[0], img.Shape[1], img.Shape[2]}}
+	if err := cfg.Check(); err != nil {
+		return err
+	}
+	views := cfg.ViewTransforms()
+	if len(views) > augment.MaxViews {
+		return fmt.Errorf("data.augment: crop_padding %d and flip %v make %d views of every image, whose features would all be kept: the most is %d; lower crop_padding", a.CropPadding, a.Flip, len(views), augment.MaxViews)
+	}
+	base := feat.Train
+	n, d := base.N, base.D
+	log.Infof("features: %d views of each of the %d training images (%d more transforms; %.1f GB of features)", len(views), n, len(views)-1, float64(len(views)*n*d*4)/1e9)
+	out := &data.Split{X: make([]float32, n*d*len(views)), Y: base.Y, N: n, D: d * len(views)}
+	put := func(v int, s *data.Split) {
+		for i := range n {
+			copy(out.X[(i*len(views)+v)*d:(i*len(views)+v+1)*d], s.X[i*d:(i+1)*d])
+		}
+	}
+	put(0, base)
+	id := img.Train.D
+	for v, t := range views[1:] {
+		moved := &data.Split{X: make([]float32, len(img.Train.X[:n*id])), Y: img.Train.Y, N: n, D: id}
+		for i := range n {
+			cfg.Apply(moved.X[i*id:(i+1)*id], img.Train.Row(i), t)
+		}
+		vds := &data.Dataset{Name: img.Name, Shape: img.Shape, Classes: img.Classes, Source: img.Source,
+			Preprocessing: append(slices.Clone(img.Preprocessing), fmt.Sprintf("view dy=%d dx=%d flip=%v", t.DY, t.DX, t.Flip)),
+			Train: moved, Test: &data.Split{}}
+		f, err := scatterFeatures(ctx, vds, opts, log)
+		if err != nil {
+			return fmt.Errorf("data.augment: the features of view %d of %d: %w", v+2, len(views), err)
+		}
+		put(v+1, f.Train)
+	}
+	feat.Train = out
+	return nil
 }
 
 // modelSpec maps the config's model section onto a models.Spec for the dataset's shape.

@@ -9,6 +9,10 @@ import (
 // one (De et al. use K = 16 for CIFAR-10, Section 3.1).
 const MaxMultiplicity = 64
 
+// MaxViews is the largest number of precomputed views of an example (Config.Views): each is a
+// copy of the training set's features.
+const MaxViews = 50
+
 // Config is an augmentation: K copies of every example, each a random crop of the image padded
 // with CropPadding zeros on every side and, with Flip, mirrored left to right with probability
 // 1/2. Examples are images of Shape C×H×W, stored row-major (channel, row, column).
@@ -22,19 +26,66 @@ type Config struct {
 	CropPadding int
 	// Flip mirrors each copy horizontally with probability 1/2.
 	Flip bool
-	// Shape is C, H, W.
+	// Shape is C, H, W: of the images, or with Views of one view.
 	Shape [3]int
+	// Views, when > 0, says that every example is a row of Views precomputed views of Shape
+	// each (view 0 the example itself, the others its transforms, as ViewTransforms lists them, mapped
+	// by a fixed feature extractor): copy k is one of those views instead of a transform drawn
+	// at random, the K copies distinct while K ≤ Views. CropPadding and Flip then describe how
+	// the views were made and are not applied again.
+	Views int
 }
 
 // K returns the number of copies per example (Multiplicity, at least 1).
 func (c Config) K() int { return max(c.Multiplicity, 1) }
 
-// Transforms reports whether copies differ from the example (crops or flips).
-func (c Config) Transforms() bool { return c.CropPadding > 0 || c.Flip }
+// Transforms reports whether copies differ from the example (crops, flips, or other views).
+func (c Config) Transforms() bool { return c.CropPadding > 0 || c.Flip || c.Views > 1 }
+
+// Dim returns the number of values of one copy (C·H·W).
+func (c Config) Dim() int { return c.Shape[0] * c.Shape[1] * c.Shape[2] }
+
+// Row returns the number of values of one example: Views·Dim with views, else Dim.
+func (c Config) Row() int { return max(c.Views, 1) * c.Dim() }
+
+// ViewTransforms returns every transform that CropPadding and Flip can draw, the identity first, then
+// the crop offsets (DY, DX) in row-major order, each unflipped then (with Flip) flipped:
+// (2p+1)² transforms, twice that with Flip. A feature extractor too slow to run on every step
+// (a scattering transform) runs once on each of them, and the rows of those views are what a
+// Config with Views draws from.
+func (c Config) ViewTransforms() []Transform {
+	p := c.CropPadding
+	flips := []bool{false}
+	if c.Flip {
+		flips = append(flips, true)
+	}
+	out := []Transform{{DY: p, DX: p}}
+	for dy := range 2*p + 1 {
+		for dx := range 2*p + 1 {
+			for _, f := range flips {
+				if t := (Transform{DY: dy, DX: dx, Flip: f}); t != out[0] {
+					out = append(out, t)
+				}
+			}
+		}
+	}
+	return out
+}
 
 // Check returns what is wrong with c, naming the keys of a dptrain config (data.augment.*).
 func (c Config) Check() error {
 	ch, h, w := c.Shape[0], c.Shape[1], c.Shape[2]
+	if c.Views != 0 {
+		switch {
+		case ch <= 0 || h <= 0 || w <= 0:
+			return fmt.Errorf("data.augment: the views must have a shape C×H×W, got %v", c.Shape)
+		case c.Views < 2 || c.Views > MaxViews:
+			return fmt.Errorf("data.augment: %d views of every example: want 2 to %d (a crop padding of 1 with flips gives 18)", c.Views, MaxViews)
+		case c.Multiplicity < 0 || c.Multiplicity > MaxMultiplicity:
+			return fmt.Errorf("data.augment.multiplicity = %d: want 1 to %d (0 or 1: one copy per example)", c.Multiplicity, MaxMultiplicity)
+		}
+		return nil
+	}
 	switch {
 	case ch <= 0 || h <= 0 || w <= 0:
 		return fmt.Errorf("data.augment: the examples must be images C×H×W, got shape %v: remove data.augment for this dataset", c.Shape)

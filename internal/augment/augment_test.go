@@ -89,6 +89,12 @@ func TestConfigCheck(t *testing.T) {
 		{Config{Multiplicity: 2, CropPadding: -1, Shape: img}, "data.augment.crop_padding = -1"},
 		{Config{Multiplicity: 2, CropPadding: 15, Shape: img}, "want 0 to 14"},
 		{Config{Multiplicity: 2, Flip: true, Shape: [3]int{0, 20, 1}}, "must be images"},
+		{Config{Multiplicity: 2, Views: 2, Shape: [3]int{81, 7, 7}}, ""},
+		{Config{Multiplicity: 1, Views: 18, CropPadding: 1, Flip: true, Shape: [3]int{81, 7, 7}}, ""},
+		{Config{Multiplicity: 2, Views: 1, Shape: [3]int{81, 7, 7}}, "1 views of every example"},
+		{Config{Multiplicity: 2, Views: MaxViews + 1, Shape: [3]int{81, 7, 7}}, "want 2 to 50"},
+		{Config{Multiplicity: MaxMultiplicity + 1, Views: 2, Shape: [3]int{81, 7, 7}}, "want 1 to 64"},
+		{Config{Multiplicity: 2, Views: 2, Shape: [3]int{81, 0, 7}}, "must have a shape"},
 	} {
 		err := tc.c.Check()
 		switch {
@@ -96,6 +102,43 @@ func TestConfigCheck(t *testing.T) {
 			t.Errorf("%+v: %v", tc.c, err)
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%+v: error %v, want one containing %q", tc.c, err, tc.want)
+		}
+	}
+}
+
+// ViewTransforms lists every transform Draw can draw, once each, the identity first.
+func TestViewTransforms(t *testing.T) {
+	img := [3]int{1, 8, 8}
+	for _, tc := range []struct {
+		c    Config
+		want int
+	}{
+		{Config{Flip: true, Shape: img}, 2},
+		{Config{CropPadding: 1, Shape: img}, 9},
+		{Config{CropPadding: 1, Flip: true, Shape: img}, 18},
+		{Config{CropPadding: 2, Flip: true, Shape: img}, 50},
+		{Config{Shape: img}, 1},
+	} {
+		views := tc.c.ViewTransforms()
+		if len(views) != tc.want {
+			t.Errorf("%+v: %d views, want %d", tc.c, len(views), tc.want)
+		}
+		p := tc.c.CropPadding
+		if views[0] != (Transform{DY: p, DX: p}) {
+			t.Errorf("%+v: view 0 is %+v, want the identity", tc.c, views[0])
+		}
+		seen := map[Transform]bool{}
+		for _, v := range views {
+			if seen[v] {
+				t.Errorf("%+v: view %+v twice", tc.c, v)
+			}
+			seen[v] = true
+		}
+		r := rand.New(rand.NewPCG(5, 6))
+		for range 2000 {
+			if d := tc.c.Draw(r); !seen[d] {
+				t.Fatalf("%+v: Draw gave %+v, not among the views", tc.c, d)
+			}
 		}
 	}
 }

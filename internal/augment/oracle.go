@@ -46,7 +46,7 @@ func New(inner optim.GradientOracle, cfg Config, key [32]byte, round func() uint
 	if round == nil {
 		return nil, fmt.Errorf("augment: no round function: the augmentations would repeat at every step")
 	}
-	return &Oracle{inner: inner, cfg: cfg, key: key, round: round, dim: cfg.Shape[0] * cfg.Shape[1] * cfg.Shape[2]}, nil
+	return &Oracle{inner: inner, cfg: cfg, key: key, round: round, dim: cfg.Dim()}, nil
 }
 
 // Params returns the inner oracle's parameters.
@@ -117,8 +117,8 @@ func (o *Oracle) PerSampleGradSum(b optim.Batch, f func(i int, g []float32), gra
 
 // check returns an error for a batch whose rows are not of the configured shape.
 func (o *Oracle) check(b optim.Batch) error {
-	if b.N < 0 || len(b.X) < b.N*o.dim || len(b.Y) < b.N {
-		return fmt.Errorf("augment: a batch of %d examples of %d values needs %d inputs and %d labels, has %d and %d", b.N, o.dim, b.N*o.dim, b.N, len(b.X), len(b.Y))
+	if r := o.cfg.Row(); b.N < 0 || len(b.X) < b.N*r || len(b.Y) < b.N {
+		return fmt.Errorf("augment: a batch of %d examples of %d values needs %d inputs and %d labels, has %d and %d", b.N, r, b.N*r, b.N, len(b.X), len(b.Y))
 	}
 	return nil
 }
@@ -172,13 +172,22 @@ func exampleRand(k [32]byte, x []float32, y int32) *rand.Rand {
 // fill writes the K augmented copies of examples lo..lo+m−1 of b into dst, example by example
 // (copy k of example i at row (i−lo)·K + k), in parallel over examples.
 func (o *Oracle) fill(b optim.Batch, lo, m int, dst []float32, key [32]byte) {
-	k, d := o.cfg.K(), o.dim
+	k, d, row := o.cfg.K(), o.dim, o.cfg.Row()
 	parallel(m, func(i int) {
-		x := b.X[(lo+i)*d : (lo+i+1)*d]
+		x := b.X[(lo+i)*row : (lo+i+1)*row]
 		r := exampleRand(key, x, b.Y[lo+i])
+		if v := o.cfg.Views; v > 0 {
+			// Distinct views while c < Views: a random order of them, repeated.
+			perm := r.Perm(v)
+			for c := range k {
+				j := perm[c%v]
+				copy(dst[(i*k+c)*d:(i*k+c+1)*d], x[j*d:(j+1)*d])
+			}
+			return
+		}
 		for c := range k {
-			row := (i*k + c) * d
-			o.cfg.Apply(dst[row:row+d], x, o.cfg.Draw(r))
+			at := (i*k + c) * d
+			o.cfg.Apply(dst[at:at+d], x, o.cfg.Draw(r))
 		}
 	})
 }

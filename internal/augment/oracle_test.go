@@ -327,3 +327,152 @@ func TestReproducible(t *testing.T) {
 		t.Error("New accepted no round function")
 	}
 }
+
+// viewBatch is n examples of v views of 72 values each, view j of example i a distinct
+// random image.
+func viewBatch(n, v int, seed uint64) optim.Batch {
+	b := randomBatch(n, v*72, seed)
+	return b
+}
+
+// With views, K = Views copies are every view once: the clipped sum is Σ_i clip_C of the mean
+// of the model's gradients on the example's views, computed here view by view with the model
+// itself; with K = 1 each example is one of its views.
+func TestViewsAverageEveryView(t *testing.T) {
+	nw := tinyCNN(t)
+	np := len(nw.Params())
+	const clip = 0.05
+	for _, v := range []int{2, 3} {
+		b := viewBatch(37, v, 7)
+		o, err := New(nw, Config{Multiplicity: v, Views: v, Shape: shape}, [32]byte{4}, zero)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]float32, np)
+		st, err := o.ClippedGradSum(b, clip, got, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]float64, np)
+		for i := range b.N {
+			avg := make([]float32, np)
+			for j := range v {
+				one := optim.Batch{X: b.X[(i*v+j)*72 : (i*v+j+1)*72], Y: b.Y[i : i+1], N: 1}
+				g := make([]float32, np)
+				if _, err := nw.ClippedGradSum(one, math.Inf(1), g, nil); err != nil {
+					t.Fatal(err)
+				}
+				for t, x := range g {
+					avg[t] += x / float32(v)
+				}
+			}
+			if _, err := optim.ClipL2(avg, clip); err != nil {
+				t.Fatal(err)
+			}
+			for t, x := range avg {
+				want[t] += float64(x)
+			}
+		}
+		for j := range want {
+			if math.Abs(float64(got[j])-want[j]) > 1e-5*(1+math.Abs(want[j])) {
+				t.Fatalf("%d views: coordinate %d is %v, want %v", v, j, got[j], want[j])
+			}
+		}
+		if st.N != b.N || st.NonFinite != 0 {
+			t.Errorf("%d views: stats %+v", v, st)
+		}
+
+		// K = 1: each example's gradient is that of one of its views.
+		o1, err := New(nw, Config{Multiplicity: 1, Views: v, Shape: shape}, [32]byte{4}, zero)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The views' own gradients, computed before: the model is not safe for use inside its
+		// own callback.
+		views := make([][]float32, b.N*v)
+		for r := range views {
+			one := optim.Batch{X: b.X[r*72 : (r+1)*72], Y: b.Y[r/v : r/v+1], N: 1}
+			views[r] = make([]float32, np)
+			if _, err := nw.ClippedGradSum(one, math.Inf(1), views[r], nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var mu sync.Mutex
+		picked := map[int]int{}
+		if _, err := o1.PerSampleGradSum(b, func(i int, g []float32) {
+			for j := range v {
+				if close(views[i*v+j], g) {
+					mu.Lock()
+					picked[j]++
+					mu.Unlock()
+					return
+				}
+			}
+			t.Errorf("%d views, K = 1: example %d's gradient is none of its views'", v, i)
+		}, make([]float32, np)); err != nil {
+			t.Fatal(err)
+		}
+		if len(picked) != v {
+			t.Errorf("%d views, K = 1: views drawn %v, want every view sometimes", v, picked)
+		}
+	}
+}
+
+// Views are the privacy unit's own rows: removing one example (crafted: one huge view, a NaN
+// in another view) from a batch crossing the 32-example chunk moves the clipped sum by at most
+// C, and by 0 for an example with a non-finite view.
+func TestViewsNeighbouringBatches(t *testing.T) {
+	nw := tinyCNN(t)
+	np := len(nw.Params())
+	const clip = 0.1
+	const v = 4
+	base := viewBatch(41, v, 9)
+	for j := range 72 {
+		base.X[(5*v+2)*72+j] *= 1e4 // example 5: view 2 huge
+	}
+	base.X[(17*v+3)*72+10] = float32(math.NaN()) // example 17: view 3 NaN
+	base.X[(33*v+1)*72+20] = float32(math.Inf(-1))
+	for _, k := range []int{1, 2, 4, 6} {
+		o, err := New(nw, Config{Multiplicity: k, Views: v, Shape: shape}, [32]byte{5}, zero)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full := make([]float32, np)
+		if _, err := o.ClippedGradSum(base, clip, full, nil); err != nil {
+			t.Fatal(err)
+		}
+		row := v * 72
+		for _, j := range []int{0, 5, 17, 31, 32, 33, 40} {
+			d := optim.Batch{X: slices.Concat(base.X[:j*row], base.X[(j+1)*row:]), Y: slices.Concat(base.Y[:j], base.Y[j+1:]), N: base.N - 1}
+			less := make([]float32, np)
+			if _, err := o.ClippedGradSum(d, clip, less, nil); err != nil {
+				t.Fatal(err)
+			}
+			var sq float64
+			for t := range full {
+				x := float64(full[t]) - float64(less[t])
+				sq += x * x
+			}
+			diff := math.Sqrt(sq)
+			if diff > clip*(1+1e-5) {
+				t.Errorf("K = %d, without example %d: the sum moved by %v > C = %v", k, j, diff, clip)
+			}
+			if k >= v && (j == 17 || j == 33) && diff > 1e-6 {
+				t.Errorf("K = %d, without example %d (a non-finite view, always drawn): the sum moved by %v, want 0", k, j, diff)
+			}
+			if k >= v && j == 5 && diff < clip*0.99 {
+				t.Errorf("K = %d, without the example with a huge view: moved by %v, want C", k, diff)
+			}
+		}
+	}
+}
+
+// close reports whether a and b agree to float32 rounding of a batched computation.
+func close(a, b []float32) bool {
+	for j := range a {
+		if math.Abs(float64(a[j]-b[j])) > 1e-5*(1+math.Abs(float64(a[j]))) {
+			return false
+		}
+	}
+	return len(a) == len(b)
+}
