@@ -133,7 +133,7 @@ func featureViews(ctx context.Context, img, feat *data.Dataset, a AugmentConfig,
 		}
 		vds := &data.Dataset{Name: img.Name, Shape: img.Shape, Classes: img.Classes, Source: img.Source,
 			Preprocessing: append(slices.Clone(img.Preprocessing), fmt.Sprintf("view dy=%d dx=%d flip=%v", t.DY, t.DX, t.Flip)),
-			Train: moved, Test: &data.Split{}}
+			Train:         moved, Test: &data.Split{}}
 		f, err := scatterFeatures(ctx, vds, opts, log)
 		if err != nil {
 			return fmt.Errorf("data.augment: the features of view %d of %d: %w", v+2, len(views), err)
