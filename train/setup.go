@@ -131,10 +131,10 @@ func featureViews(ctx context.Context, img, feat *data.Dataset, a AugmentConfig,
 		for i := range n {
 			cfg.Apply(moved.X[i*id:(i+1)*id], img.Train.Row(i), t)
 		}
-		vds := &data.Dataset{Name: img.Name, Shape: img.Shape, Classes: img.Classes, Source: img.Source,
-			Preprocessing: append(slices.Clone(img.Preprocessing), fmt.Sprintf("view dy=%d dx=%d flip=%v", t.DY, t.DX, t.Flip)),
-			Train:         moved, Test: &data.Split{}}
-		f, err := scatterFeatures(ctx, vds, opts, log)
+		vds := *img // shallow: only the training split and the preprocessing change
+		vds.Preprocessing = append(slices.Clone(img.Preprocessing), fmt.Sprintf("view dy=%d dx=%d flip=%v", t.DY, t.DX, t.Flip))
+		vds.Train, vds.Test = moved, &data.Split{}
+		f, err := scatterFeatures(ctx, &vds, opts, log)
 		if err != nil {
 			return fmt.Errorf("data.augment: the features of view %d of %d: %w", v+2, len(views), err)
 		}
