@@ -63,3 +63,37 @@ func BenchmarkCNN(b *testing.B) {
 		})
 	}
 }
+
+// Softmax regression on ScatterNet features (81×7×7, Tramèr & Boneh's linear model) at batch
+// 1024: the model's clipped sum, and the wrapper's over two precomputed views per example.
+func BenchmarkViewsLinear(b *testing.B) {
+	nw, err := models.New(models.Spec{Kind: "logreg", Input: []int{81, 7, 7}, Classes: 10}, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	const d, n = 81 * 7 * 7, 1024
+	grad := make([]float32, len(nw.Params()))
+	r := rand.New(rand.NewPCG(3, 4))
+	bt := optim.Batch{X: make([]float32, 2*n*d), Y: make([]int32, n), N: n}
+	for i := range bt.X {
+		bt.X[i] = float32(r.NormFloat64())
+	}
+	for i := range bt.Y {
+		bt.Y[i] = int32(r.IntN(10))
+	}
+	one := optim.Batch{X: bt.X[:n*d], Y: bt.Y, N: n}
+	b.Run("model-clipped", func(b *testing.B) {
+		for b.Loop() {
+			nw.ClippedGradSum(one, 0.1, grad, nil)
+		}
+	})
+	o, err := New(nw, Config{Multiplicity: 2, Views: 2, Shape: [3]int{81, 7, 7}}, [32]byte{}, zero)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("views-clipped-K2", func(b *testing.B) {
+		for b.Loop() {
+			o.ClippedGradSum(bt, 0.1, grad, nil)
+		}
+	})
+}
