@@ -29,10 +29,10 @@ type Config struct {
 	// Shape is C, H, W: of the images, or with Views of one view.
 	Shape [3]int
 	// Views, when > 0, says that every example is a row of Views precomputed views of Shape
-	// each (view 0 the example itself, the others its transforms, as ViewTransforms lists them, mapped
-	// by a fixed feature extractor): copy k is one of those views instead of a transform drawn
-	// at random, the K copies distinct while K ≤ Views. CropPadding and Flip then describe how
-	// the views were made and are not applied again.
+	// each (view 0 the example itself, the others its transforms in ViewTransforms' order,
+	// mapped by a fixed feature extractor): copy k is one of those views instead of a transform
+	// drawn at random, the K copies distinct while K ≤ Views. CropPadding and Flip then
+	// describe how the views were made and are not applied again.
 	Views int
 }
 
@@ -48,8 +48,9 @@ func (c Config) Dim() int { return c.Shape[0] * c.Shape[1] * c.Shape[2] }
 // Row returns the number of values of one example: Views·Dim with views, else Dim.
 func (c Config) Row() int { return max(c.Views, 1) * c.Dim() }
 
-// ViewTransforms returns every transform that CropPadding and Flip can draw, the identity first, then
-// the crop offsets (DY, DX) in row-major order, each unflipped then (with Flip) flipped:
+// ViewTransforms returns every transform that CropPadding and Flip can draw, the identity
+// first, then the crop offsets (DY, DX) in row-major order, each unflipped then (with Flip)
+// flipped:
 // (2p+1)² transforms, twice that with Flip. A feature extractor too slow to run on every step
 // (a scattering transform) runs once on each of them, and the rows of those views are what a
 // Config with Views draws from.

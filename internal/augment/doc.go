@@ -21,4 +21,8 @@
 // batch: removing an example from a batch leaves every other example's copies, and so its
 // contribution, exactly as they were. They change with every round, and a resumed or
 // data-parallel run draws the same ones as an uninterrupted single process.
+//
+// A feature extractor too slow to run at every step (a scattering transform) is run once on
+// each of an image's ViewTransforms instead; with Config.Views the rows hold those views, and
+// an example's K copies are K of its views, drawn the same way.
 package augment

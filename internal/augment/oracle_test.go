@@ -328,13 +328,6 @@ func TestReproducible(t *testing.T) {
 	}
 }
 
-// viewBatch is n examples of v views of 72 values each, view j of example i a distinct
-// random image.
-func viewBatch(n, v int, seed uint64) optim.Batch {
-	b := randomBatch(n, v*72, seed)
-	return b
-}
-
 // With views, K = Views copies are every view once: the clipped sum is Σ_i clip_C of the mean
 // of the model's gradients on the example's views, computed here view by view with the model
 // itself; with K = 1 each example is one of its views.
@@ -343,7 +336,7 @@ func TestViewsAverageEveryView(t *testing.T) {
 	np := len(nw.Params())
 	const clip = 0.05
 	for _, v := range []int{2, 3} {
-		b := viewBatch(37, v, 7)
+		b := randomBatch(37, v*72, 7) // v views of 72 values per example
 		o, err := New(nw, Config{Multiplicity: v, Views: v, Shape: shape}, [32]byte{4}, zero)
 		if err != nil {
 			t.Fatal(err)
@@ -426,7 +419,7 @@ func TestViewsNeighbouringBatches(t *testing.T) {
 	np := len(nw.Params())
 	const clip = 0.1
 	const v = 4
-	base := viewBatch(41, v, 9)
+	base := randomBatch(41, v*72, 9)
 	for j := range 72 {
 		base.X[(5*v+2)*72+j] *= 1e4 // example 5: view 2 huge
 	}
