@@ -127,7 +127,7 @@ func featureViews(ctx context.Context, img, feat *data.Dataset, a AugmentConfig,
 	put(0, base)
 	id := img.Train.D
 	for v, t := range views[1:] {
-		moved := &data.Split{X: make([]float32, len(img.Train.X[:n*id])), Y: img.Train.Y, N: n, D: id}
+		moved := &data.Split{X: make([]float32, n*id), Y: img.Train.Y, N: n, D: id}
 		for i := range n {
 			cfg.Apply(moved.X[i*id:(i+1)*id], img.Train.Row(i), t)
 		}

@@ -175,8 +175,10 @@ func (o *Oracle) fill(b optim.Batch, lo, m int, dst []float32, key [32]byte) {
 	k, d, row := o.cfg.K(), o.dim, o.cfg.Row()
 	parallel(m, func(i int) {
 		x := b.X[(lo+i)*row : (lo+i+1)*row]
-		r := exampleRand(key, x, b.Y[lo+i])
 		if v := o.cfg.Views; v > 0 {
+			// Keyed by view 0 alone: it belongs to this example as every view does, and
+			// hashing all views would cost Views times as much at every step.
+			r := exampleRand(key, x[:d], b.Y[lo+i])
 			// Distinct views while c < Views: a random order of them, repeated.
 			perm := r.Perm(v)
 			for c := range k {
@@ -185,6 +187,7 @@ func (o *Oracle) fill(b optim.Batch, lo, m int, dst []float32, key [32]byte) {
 			}
 			return
 		}
+		r := exampleRand(key, x, b.Y[lo+i])
 		for c := range k {
 			at := (i*k + c) * d
 			o.cfg.Apply(dst[at:at+d], x, o.cfg.Draw(r))

@@ -271,12 +271,7 @@ func TestNeighbouringBatches(t *testing.T) {
 			if _, err := o.ClippedGradSum(d, clip, less, nil); err != nil {
 				t.Fatal(err)
 			}
-			var sq float64
-			for t := range full {
-				v := float64(full[t]) - float64(less[t])
-				sq += v * v
-			}
-			diff := math.Sqrt(sq)
+			diff := distance(full, less)
 			if diff > clip*(1+1e-5) {
 				t.Errorf("K = %d, without example %d: the sum moved by %v > C = %v", cfg.K(), j, diff, clip)
 			}
@@ -441,12 +436,7 @@ func TestViewsNeighbouringBatches(t *testing.T) {
 			if _, err := o.ClippedGradSum(d, clip, less, nil); err != nil {
 				t.Fatal(err)
 			}
-			var sq float64
-			for t := range full {
-				x := float64(full[t]) - float64(less[t])
-				sq += x * x
-			}
-			diff := math.Sqrt(sq)
+			diff := distance(full, less)
 			if diff > clip*(1+1e-5) {
 				t.Errorf("K = %d, without example %d: the sum moved by %v > C = %v", k, j, diff, clip)
 			}
@@ -468,4 +458,14 @@ func close(a, b []float32) bool {
 		}
 	}
 	return len(a) == len(b)
+}
+
+// distance is ‖a − b‖ in float64.
+func distance(a, b []float32) float64 {
+	var sq float64
+	for t := range a {
+		v := float64(a[t]) - float64(b[t])
+		sq += v * v
+	}
+	return math.Sqrt(sq)
 }
