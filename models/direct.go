@@ -10,6 +10,7 @@ import (
 	"github.com/chewxy/math32"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/gonum/blas/blas64"
 
 	"github.com/dptrain/dptrain/internal/kernels"
 )
@@ -27,7 +28,7 @@ import (
 //     the conv and GroupNorm layers' clipped gradients run on one goroutine from start to end,
 //     with single-threaded BLAS (blas_threads_openblas.go), so the block's patches and gradients
 //     stay in that core's cache. The dense layers' clipped gradients, Aᵀ·diag(c)·G, are then
-//     one GEMM over the chunk per fixed slice of the weight's rows.
+//     one float64 GEMM over the chunk per fixed slice of the weight's rows.
 //   - A DAG in forward order: each op reads the output of an earlier op (a residual add reads
 //     two), and the backward pass, in reverse order, writes a tensor's gradient from its last
 //     reader and adds the others' to it, so a block input gets its main path's and its
@@ -35,9 +36,20 @@ import (
 //   - No work that nothing reads: weight gradients are computed once, already clipped; ops
 //     before the first parameter layer compute no input gradient.
 //   - Buffers are allocated for the chunk size once and reused by every call.
-//   - Bit-identical whatever the number of workers: blocks and GEMM slices are fixed by the
-//     network and the chunk size alone, each is computed by one goroutine, and per-block partial
-//     sums are added in block order.
+//   - Each example alone, bit for bit: every product whose rows are one example's (a dense
+//     layer's zₖ = Wᵀxₖ and W·gₖ, a conv layer's PₖŴ and GₖŴᵀ) is one BLAS call of a fixed
+//     shape per example, never one GEMM over the block. OpenBLAS computes the rows of a GEMM at
+//     different offsets along different micro-kernel paths (on its Haswell kernels, a row's
+//     offset modulo 12 and the edge tiles), which differ in the last bit, and a max-pool
+//     near-tie or a tanh turns that bit into a different gradient: an example's contribution
+//     would depend on its slot, and removing one example moves every later one. With one call
+//     per example, an example's activations, gradients, norm and clip factor are the same
+//     whatever its slot, its neighbours, the batch, block and chunk size and the worker count,
+//     and equal to the example's alone (TestEachExampleAloneBitForBit).
+//   - Sums across examples in float64: the clipped sum is accumulated in float64 (conv and
+//     GroupNorm partial sums per block, added in block order; dense layers' Aᵀ·diag(c)·G as a
+//     float64 GEMM over the chunk) and rounded to float32 once, so its order changes the
+//     result by float64 round-off only (docs/privacy.md bounds it).
 //
 // The gorgonia graph (graph.go) stays the reference and the path for gelu networks, traces and
 // resumed passes; direct_test.go checks the two agree on every layer type.
@@ -100,9 +112,10 @@ type direct struct {
 
 	partSize int         // per block: all conv and GroupNorm layers' parameter gradients
 	partOff  []int       // conv or GroupNorm layer j's offset within a block's partial sum
-	part     [][]float32 // per block
+	part     [][]float64 // per block
+	g64      []float64   // the clipped sum over every chunk, rounded to float32 once at the end
 	stats    []Stats     // per block
-	psum     [][]float32 // per block: PerSampleGradSum's partial sums, one parameter vector each
+	psum     [][]float64 // per block: PerSampleGradSum's partial sums, one parameter vector each
 	errs     []error     // per block
 
 	work []directScratch // per worker
@@ -110,7 +123,7 @@ type direct struct {
 
 // directScratch is one worker's scratch space.
 type directScratch struct {
-	dp     []float32 // a conv layer's patch gradient for one block
+	dp     []float32 // a conv layer's patch gradient for one sample
 	key    []int32   // max pooling: keys and indices
 	max2   []float32 // max pooling 2/1: pair maxima
 	norm   []float32 // squaredNorms, column sums
@@ -127,6 +140,8 @@ type directScratch struct {
 	sample, wtmp []float32
 	// standardiseBack's scratch.
 	wsAcc []float64
+	// A dense layer's slice of A and its G in float64, for the clipped sum.
+	t64 []float64
 }
 
 // directBlockFloats bounds the activation, gradient and patch buffers one block holds: a
@@ -320,8 +335,6 @@ func newDirect(nw *Network) *direct {
 
 // alloc sizes the buffers for chunks of up to n samples.
 func (dr *direct) alloc(n int) {
-	// Whole blocks: a block's per-sample GEMMs always run on dr.block rows (rowBlock).
-	n = (n + dr.block - 1) / dr.block * dr.block
 	if n <= dr.n {
 		return
 	}
@@ -358,9 +371,9 @@ func (dr *direct) alloc(n int) {
 	dr.dout[no-1] = dr.gl
 	dr.sq, dr.scale = make([]float64, n), make([]float32, n)
 	nb := (n + dr.block - 1) / dr.block
-	dr.part = make([][]float32, nb)
+	dr.part = make([][]float64, nb)
 	for b := range dr.part {
-		dr.part[b] = make([]float32, dr.partSize)
+		dr.part[b] = make([]float64, dr.partSize)
 	}
 	dr.stats, dr.errs = make([]Stats, nb), make([]error, nb)
 }
@@ -387,7 +400,7 @@ func (dr *direct) scratch(w int) *directScratch {
 				acc = max(acc, o.inSize())
 			}
 		}
-		s.dp, s.key, s.max2 = make([]float32, dr.block*dp), make([]int32, best), make([]float32, best)
+		s.dp, s.key, s.max2 = make([]float32, dp), make([]int32, best), make([]float32, best)
 		s.accum = make([]float32, dr.block*acc)
 		s.gn64, s.gn32 = make([]float64, gn), make([]float32, 3*gn/2)
 		s.mat, s.bias = make([][]float32, len(dr.nw.plan.layers)), make([][]float32, len(dr.nw.plan.layers))
@@ -486,20 +499,14 @@ func (dr *direct) load(b Batch, start, lo, m int) {
 	copy(dst, src)
 }
 
-// rowBlock is the number of rows a block's per-sample GEMMs run on: always dr.block, the
-// rows beyond the block's m samples being scratch (alloc sizes the buffers in whole blocks).
-// BLAS kernels choose their blocking, and so each row's summation order, from the matrix
-// shape; a shape that followed m would let one sample's result depend on how many samples
-// share its block, and under cancelling pre-activations that moved another sample's clipped
-// gradient by 0.05% of C when one sample left the batch. Rows are independent in these
-// products, so whatever the scratch rows hold never reaches the block's samples.
-func (dr *direct) rowBlock(m int) int { return max(m, dr.block) }
-
-// gemm computes c = alpha·op(a)·op(b) + beta·c on row-major matrices with the given shapes
-// (before the op).
+// gemm computes c = op(a)·op(b) + beta·c on row-major matrices with the given shapes (before
+// the op).
 func gemm(ta, tb blas.Transpose, ar, ac int, a []float32, br, bc int, b []float32, beta float32, cr, cc int, c []float32) {
 	blas32.Gemm(ta, tb, 1, general(ar, ac, a), general(br, bc, b), beta, general(cr, cc, c))
 }
+
+// vector is the float32 vector with unit increment on all of v.
+func vector(v []float32) blas32.Vector { return blas32.Vector{N: len(v), Inc: 1, Data: v} }
 
 // forward runs the ops on the block of m samples starting at lo.
 func (dr *direct) forward(lo, m int, s *directScratch) {
@@ -512,8 +519,11 @@ func (dr *direct) forward(lo, m int, s *directScratch) {
 		switch o.kind {
 		case opDense:
 			l := &dr.nw.plan.layers[o.p]
-			mp := dr.rowBlock(m)
-			gemm(blas.NoTrans, blas.NoTrans, mp, l.d, dr.in(i)[lo*is:(lo+mp)*is], l.d, l.k, params[l.w:], 0, mp, l.k, dr.out[i][lo*os:(lo+mp)*os])
+			w := general(l.d, l.k, params[l.w:])
+			for k := 0; k < m; k++ {
+				// zₖ = Wᵀxₖ, one call of a fixed shape per sample (see the type comment).
+				blas32.Gemv(blas.Trans, 1, w, vector(x[k*is:(k+1)*is]), 0, vector(y[k*os:(k+1)*os]))
+			}
 			if l.b >= 0 {
 				addBias(y, params[l.b:l.b+l.k])
 			}
@@ -522,10 +532,10 @@ func (dr *direct) forward(lo, m int, s *directScratch) {
 			r, d := l.rows(), l.d
 			pt := dr.patch[o.p][lo*r*d : (lo+m)*r*d]
 			for k := 0; k < m; k++ {
+				// Zₖ = PₖŴ, one call of a fixed shape per sample (see the type comment).
 				o.conv.im2col(x[k*is:(k+1)*is], pt[k*r*d:(k+1)*r*d])
+				gemm(blas.NoTrans, blas.NoTrans, r, d, pt[k*r*d:(k+1)*r*d], d, l.k, dr.wp[o.p], 0, r, l.k, y[k*os:(k+1)*os])
 			}
-			mp := dr.rowBlock(m)
-			gemm(blas.NoTrans, blas.NoTrans, mp*r, d, dr.patch[o.p][lo*r*d:(lo+mp)*r*d], d, l.k, dr.wp[o.p], 0, mp*r, l.k, dr.out[i][lo*os:(lo+mp)*os])
 			if l.b >= 0 {
 				addBias(y, params[l.b:l.b+l.k])
 			}
@@ -670,23 +680,22 @@ func (dr *direct) backward(lo, m int, s *directScratch) {
 		switch o.kind {
 		case opDense:
 			l := &dr.nw.plan.layers[o.p]
-			mp := dr.rowBlock(m)
-			full := dr.dout[o.src][lo*is : (lo+mp)*is]
-			if o.acc {
-				full = s.accum[:mp*is]
+			w := general(l.d, l.k, params[l.w:])
+			for k := 0; k < m; k++ {
+				// ∂L/∂xₖ = W·gₖ, one call of a fixed shape per sample.
+				blas32.Gemv(blas.NoTrans, 1, w, vector(dy[k*os:(k+1)*os]), 0, vector(dx[k*is:(k+1)*is]))
 			}
-			gemm(blas.NoTrans, blas.Trans, mp, l.k, dr.dy(i)[lo*os:(lo+mp)*os], l.d, l.k, params[l.w:], 0, mp, l.d, full)
 		case opConv:
 			l := &dr.nw.plan.layers[o.p]
 			r, d := l.rows(), l.d
-			mp := dr.rowBlock(m)
-			dp := s.dp[:mp*r*d]
-			gemm(blas.NoTrans, blas.Trans, mp*r, l.k, dr.dy(i)[lo*os:(lo+mp)*os], d, l.k, dr.wp[o.p], 0, mp*r, d, dp)
+			dp := s.dp[:r*d]
 			if !o.acc {
 				clear(dx)
 			}
 			for k := 0; k < m; k++ {
-				o.conv.col2im(dp[k*r*d:(k+1)*r*d], dx[k*is:(k+1)*is])
+				// ∂L/∂Pₖ = GₖŴᵀ, one call of a fixed shape per sample, then back to the image.
+				gemm(blas.NoTrans, blas.Trans, r, l.k, dy[k*os:(k+1)*os], d, l.k, dr.wp[o.p], 0, r, d, dp)
+				o.conv.col2im(dp, dx[k*is:(k+1)*is])
 			}
 		case opAct:
 			if o.relu {
@@ -758,7 +767,7 @@ func (dr *direct) keepSample(l *pLayer) bool {
 // block's conv weight and bias gradients, Σ_i c_i·P_iᵀG_i, to part. A sample whose norm is not
 // finite is clipped to zero (ClipScale): its A and G rows are zeroed in every parameter layer,
 // so that no NaN or Inf of it reaches a sum, and it is counted in st.NonFinite.
-func (dr *direct) clipBlock(start, lo, m int, clip float64, needNorms bool, norms []float64, part []float32, st *Stats, s *directScratch) error {
+func (dr *direct) clipBlock(start, lo, m int, clip float64, needNorms bool, norms []float64, part []float64, st *Stats, s *directScratch) error {
 	if needNorms {
 		sq := dr.sq[lo : lo+m]
 		clear(sq)
@@ -831,7 +840,7 @@ func (dr *direct) clipBlock(start, lo, m int, clip float64, needNorms bool, norm
 					}
 				}
 				for t, v := range dr.gnG[j][(lo+k)*c2 : (lo+k+1)*c2] {
-					sum[t] += c * v
+					sum[t] += float64(c * v)
 				}
 			}
 			continue
@@ -854,11 +863,11 @@ func (dr *direct) clipBlock(start, lo, m int, clip float64, needNorms bool, norm
 					continue // clipped to zero: its product may hold NaN
 				}
 				for t, v := range s.mat[j][k*dk : (k+1)*dk] {
-					w[t] += c * v
+					w[t] += float64(c * v)
 				}
 				if l.b >= 0 {
 					for t, v := range s.bias[j][k*l.k : (k+1)*l.k] {
-						b[t] += c * v
+						b[t] += float64(c * v)
 					}
 				}
 			}
@@ -879,22 +888,31 @@ func (dr *direct) clipBlock(start, lo, m int, clip float64, needNorms bool, norm
 		if !needNorms {
 			// No clipping (clip = +Inf, no norms asked for): nothing is released privately,
 			// one float32 GEMM.
-			gemm(blas.Trans, blas.NoTrans, m*l.rows(), l.d, a, m*l.rows(), l.k, g, 0, l.d, l.k, part[off:])
-			dr.standardiseBack(j, part[off:off+dk], s) // linear: the sum maps back as a whole
+			s.wtmp = kernels.Grow(s.wtmp, dk+l.k)
+			w := s.wtmp[:dk]
+			gemm(blas.Trans, blas.NoTrans, m*l.rows(), l.d, a, m*l.rows(), l.k, g, 0, l.d, l.k, w)
+			dr.standardiseBack(j, w, s) // linear: the sum maps back as a whole
+			for t, v := range w {
+				part[off+t] = float64(v)
+			}
 			if l.b >= 0 {
-				columnSums(part[off+dk:off+dk+l.k], g, l.k)
+				b := s.wtmp[dk : dk+l.k]
+				columnSums(b, g, l.k)
+				for t, v := range b {
+					part[off+dk+t] = float64(v)
+				}
 			}
 			continue
 		}
 		// Σ_i c_i·P_iᵀG_i and Σ_i c_i·G_iᵀ1, scaled and accumulated in float64 from the
 		// block's float64 copies (see addProducts64); a dropped sample has c_i = 0.
-		var gb []float32
+		var gb []float64
 		if l.b >= 0 {
 			gb = part[off+dk : off+dk+l.k]
 			clear(gb)
 		}
 		clear(part[off : off+dk])
-		s.norm64 = sumProducts64(part[off:off+dk], gb, s.blk64[j], dr.scale[lo:lo+m], l.geometry(), s.norm64)
+		sumProducts64(part[off:off+dk], gb, s.blk64[j], dr.scale[lo:lo+m], l.geometry())
 	}
 	return nil
 }
@@ -1007,7 +1025,9 @@ func (dr *direct) chunk(b Batch, start, m int, grad []float32, clip float64, nee
 	if err != nil || grad == nil {
 		return err
 	}
-	// Conv layers: the blocks' partial sums in block order, back to parameter row order.
+	// Conv and GroupNorm layers: the blocks' float64 partial sums in block order, back to
+	// parameter row order.
+	g64 := dr.g64
 	for j, off := range dr.partOff {
 		if off < 0 {
 			continue
@@ -1016,16 +1036,16 @@ func (dr *direct) chunk(b Batch, start, m int, grad []float32, clip float64, nee
 		if l.kind == kindGN {
 			for k := range nb {
 				for c, v := range dr.part[k][off : off+l.c] {
-					grad[l.w+c] += v
+					g64[l.w+c] += v
 				}
 				for c, v := range dr.part[k][off+l.c : off+2*l.c] {
-					grad[l.b+c] += v
+					g64[l.b+c] += v
 				}
 			}
 			continue
 		}
 		for r, pr := range dr.perm[j] {
-			dst := grad[l.w+int(pr)*l.k : l.w+int(pr+1)*l.k]
+			dst := g64[l.w+int(pr)*l.k : l.w+int(pr+1)*l.k]
 			for k := range nb {
 				for c, v := range dr.part[k][off+r*l.k : off+(r+1)*l.k] {
 					dst[c] += v
@@ -1033,7 +1053,7 @@ func (dr *direct) chunk(b Batch, start, m int, grad []float32, clip float64, nee
 			}
 		}
 		if l.b >= 0 {
-			dst := grad[l.b : l.b+l.k]
+			dst := g64[l.b : l.b+l.k]
 			for k := range nb {
 				for c, v := range dr.part[k][off+l.d*l.k : off+l.d*l.k+l.k] {
 					dst[c] += v
@@ -1041,24 +1061,34 @@ func (dr *direct) chunk(b Batch, start, m int, grad []float32, clip float64, nee
 			}
 		}
 	}
-	// Dense layers: Aᵀ·G over the chunk (G already scaled), one task per slice of rows.
+	// Dense layers: Aᵀ·G over the chunk (G already scaled), in float64, one task per slice of
+	// the weight's rows.
 	tasks := dr.denseTasks()
 	dr.parallel(len(tasks), func(t, w int) {
 		tk := tasks[t]
 		a, g, l := dr.layerAG(tk.i, 0, m)
+		s := &dr.work[w]
 		if tk.bias {
-			s := &dr.work[w]
-			s.norm = kernels.Grow(s.norm, l.k)
-			columnSums(s.norm[:l.k], g, l.k)
-			for c, v := range s.norm[:l.k] {
-				grad[l.b+c] += v
+			dst := g64[l.b : l.b+l.k]
+			for r := 0; r < m; r++ {
+				for c, v := range g[r*l.k : (r+1)*l.k] {
+					dst[c] += float64(v)
+				}
 			}
 			return
 		}
 		cols := tk.r1 - tk.r0
-		at := blas32.General{Rows: m, Cols: cols, Stride: l.d, Data: a[tk.r0:]}
-		gw := blas32.General{Rows: cols, Cols: l.k, Stride: l.k, Data: grad[l.w+tk.r0*l.k : l.w+tk.r1*l.k]}
-		blas32.Gemm(blas.Trans, blas.NoTrans, 1, at, general(m, l.k, g), 1, gw)
+		s.t64 = kernels.GrowF64(s.t64, m*(cols+l.k))
+		a64, gz64 := s.t64[:m*cols], s.t64[m*cols:m*(cols+l.k)]
+		for r := 0; r < m; r++ {
+			for c, v := range a[r*l.d+tk.r0 : r*l.d+tk.r1] {
+				a64[r*cols+c] = float64(v)
+			}
+		}
+		toF64(gz64, g[:m*l.k])
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, blas64.General{Rows: m, Cols: cols, Stride: cols, Data: a64},
+			blas64.General{Rows: m, Cols: l.k, Stride: l.k, Data: gz64}, 1,
+			blas64.General{Rows: cols, Cols: l.k, Stride: l.k, Data: g64[l.w+tk.r0*l.k : l.w+tk.r1*l.k]})
 	})
 	return nil
 }
@@ -1069,12 +1099,19 @@ func (dr *direct) run(b Batch, grad []float32, clip float64, needNorms bool, nor
 	dr.alloc(min(dr.nw.res.chunk, max(b.N, 1)))
 	dr.refreshWeights()
 	if grad != nil {
-		clear(grad)
+		dr.g64 = kernels.GrowF64(dr.g64, len(grad))
+		clear(dr.g64)
 	}
 	for start := 0; start < b.N; start += dr.nw.res.chunk {
 		m := min(dr.nw.res.chunk, b.N-start)
 		if err := dr.chunk(b, start, m, grad, clip, needNorms, norms, &st, pred); err != nil {
 			return Stats{}, err
+		}
+	}
+	if grad != nil {
+		// The sum's one rounding to float32.
+		for t, v := range dr.g64 {
+			grad[t] = float32(v)
 		}
 	}
 	return st, nil
@@ -1091,12 +1128,13 @@ func (dr *direct) perSample(b Batch, f func(i int, g []float32), grad []float32)
 	np := len(dr.nw.params)
 	dr.alloc(min(dr.nw.res.chunk, max(b.N, 1)))
 	dr.refreshWeights()
-	clear(grad)
+	dr.g64 = kernels.GrowF64(dr.g64, np)
+	clear(dr.g64)
 	nbMax := len(dr.part)
 	if len(dr.psum) < nbMax || (nbMax > 0 && len(dr.psum[0]) != np) {
-		dr.psum = make([][]float32, nbMax)
+		dr.psum = make([][]float64, nbMax)
 		for k := range dr.psum {
-			dr.psum[k] = make([]float32, np)
+			dr.psum[k] = make([]float64, np)
 		}
 	}
 	for start := 0; start < b.N; start += dr.nw.res.chunk {
@@ -1115,7 +1153,7 @@ func (dr *direct) perSample(b Batch, f func(i int, g []float32), grad []float32)
 					f(start+i, g)
 				}
 				for t, v := range g {
-					sum[t] += v
+					sum[t] += float64(v)
 				}
 			}
 			return nil
@@ -1125,9 +1163,12 @@ func (dr *direct) perSample(b Batch, f func(i int, g []float32), grad []float32)
 		}
 		for k := range nb {
 			for t, v := range dr.psum[k] {
-				grad[t] += v
+				dr.g64[t] += v
 			}
 		}
+	}
+	for t, v := range dr.g64 {
+		grad[t] = float32(v)
 	}
 	return st, nil
 }

@@ -43,9 +43,13 @@
 // (each row's running maximum starts from the first element of the whole array), so the loss
 // head is our own row-local log-softmax in float64 (losshead.go). The other ops on the path
 // were audited: pooling and GroupNorm are our ops and loop per (sample, channel) plane and per
-// (sample, group); im2col, the layer GEMMs, the elementwise activations and additions are
-// row-independent; the loss's sum to a scalar has a backward pass that broadcasts one value,
-// whatever the rows hold. The direct executor's kernels handle one sample at a time and its
+// (sample, group); im2col, the elementwise activations and additions are row-independent;
+// the layer products are row-independent in exact arithmetic but not in a BLAS, which computes
+// a GEMM's rows at different offsets along different kernel paths, so the direct executor
+// makes one call of a fixed shape per example (direct.go) and every per-example quantity is
+// bit-identical whatever the example's slot and neighbours (TestEachExampleAloneBitForBit);
+// the loss's sum to a scalar has a backward pass that broadcasts one value, whatever the rows
+// hold. The direct executor's kernels handle one sample at a time and its
 // loss head is row-local too. TestClippingDecomposes checks the consequence over every layer
 // type, input scales 1 to 10³ and a crafted example at every position, on both clipping paths,
 // and TestDirectClippingDecomposesAcrossBlocks across the direct executor's block boundaries. A

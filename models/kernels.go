@@ -48,8 +48,8 @@ func convSquaredNorm64(p64, g64 []float64, geo LayerGeometry, gram bool, s []flo
 	return kernels.ConvSquaredNorm64(p64, g64, geo, gram, s)
 }
 
-func sumProducts64(gw, gb []float32, blk []float64, scale []float32, geo LayerGeometry, s []float64) []float64 {
-	return kernels.SumProducts64(gw, gb, blk, scale, geo, s)
+func sumProducts64(gw, gb []float64, blk []float64, scale []float32, geo LayerGeometry) {
+	kernels.SumProducts64(gw, gb, blk, scale, geo)
 }
 
 func columnSums(s, g []float32, k int) { kernels.ColumnSums(s, g, k) }

@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 )
 
@@ -203,19 +202,19 @@ func ConvSquaredNorm64(p64, g64 []float64, geo LayerGeometry, gram bool, s []flo
 }
 
 // ScaledSum adds Σ_i scale_i·∇ℓ_i over the m = len(scale) examples to the layer's weight
-// gradient gw (In×Out, row-major) as Aᵀ·diag(scale)·G, one GEMM, and, with a bias, Σ_i
-// scale_i·G_iᵀ1 to gb (len Out). With scale_i from ClipScale on the norms SquaredNorms summed
-// over a model's layers, it is the clipped gradient sum. G is scratch: a dense layer's G is
-// scaled in place, and an example with scale 0 (a non-finite gradient) has its G rows zeroed
-// and its A rows left out of the product, so that its NaN or Inf values cannot reach the sum.
-// For a conv layer (Rows > 1) the scaling, the product and the bias sums are done in float64
-// and rounded once (addProducts64). buf is scratch, as in SquaredNorms.
+// gradient gw (In×Out, row-major) as Aᵀ·diag(scale)·G and, with a bias, Σ_i scale_i·G_iᵀ1 to
+// gb (len Out). With scale_i from ClipScale on the norms SquaredNorms summed over a model's
+// layers, it is the clipped gradient sum. The scaling, the product and the bias sums are done
+// in float64 and rounded once per coordinate (addProducts64), so the sum's rounding is bounded
+// by float64's, whatever the order in which the BLAS adds the examples; an example with scale 0
+// (a non-finite gradient) is left out, so that its NaN or Inf values cannot reach the sum. A
+// and G are not modified. buf is scratch, as in SquaredNorms.
 func ScaledSum(gw, gb []float32, a, g []float32, scale []float32, geo LayerGeometry, buf []float32) ([]float32, error) {
 	buf, _, err := ScaledSumBuf(gw, gb, a, g, scale, geo, buf, nil)
 	return buf, err
 }
 
-// ScaledSumBuf is ScaledSum with the float64 scratch of conv layers, b64, returned grown.
+// ScaledSumBuf is ScaledSum with its float64 scratch, b64, returned grown.
 func ScaledSumBuf(gw, gb []float32, a, g []float32, scale []float32, geo LayerGeometry, buf []float32, b64 []float64) ([]float32, []float64, error) {
 	m := len(scale)
 	if err := geo.check(a, g, m); err != nil {
@@ -225,54 +224,20 @@ func ScaledSumBuf(gw, gb []float32, a, g []float32, scale []float32, geo LayerGe
 	if len(gw) < d*k || (geo.Bias && len(gb) < k) {
 		return buf, b64, fmt.Errorf("models: gradient buffers of %d and %d values for a %d×%d layer (bias %v)", len(gw), len(gb), d, k, geo.Bias)
 	}
-	g = g[:m*r*k]
-	if r > 1 {
-		if !geo.Bias {
-			gb = nil
-		}
-		return buf, addProducts64(gw, gb, a, g, scale, m, geo, b64), nil
+	if !geo.Bias {
+		gb = nil
 	}
-	for i, c := range scale {
-		switch c {
-		case 1:
-		case 0:
-			clear(g[i*r*k : (i+1)*r*k])
-		default:
-			blas32.Scal(c, blas32.Vector{N: r * k, Inc: 1, Data: g[i*r*k:]})
-		}
-	}
-	// One GEMM per run of examples with a non-zero scale: one GEMM unless some are zero.
-	for lo := 0; lo < m; {
-		if scale[lo] == 0 {
-			lo++
-			continue
-		}
-		hi := lo + 1
-		for hi < m && scale[hi] != 0 {
-			hi++
-		}
-		blas32.Gemm(blas.Trans, blas.NoTrans, 1, general((hi-lo)*r, d, a[lo*r*d:]), general((hi-lo)*r, k, g[lo*r*k:]), 1, general(d, k, gw))
-		lo = hi
-	}
-	if geo.Bias {
-		buf = Grow(buf, k)
-		s := buf[:k]
-		ColumnSums(s, g, k)
-		for c, v := range s {
-			gb[c] += v
-		}
-	}
-	return buf, b64, nil
+	return buf, addProducts64(gw, gb, a, g[:m*r*k], scale, m, geo, b64), nil
 }
 
 // products64Group is how many examples addProducts64 converts to float64 at a time.
 const products64Group = 32
 
-// SumProducts64 adds Σ_i c_i·P_iᵀG_i and (gb not nil) Σ_i c_i·G_iᵀ1 to gw and gb like
-// addProducts64, from blk, the m = len(scale) examples' P (m·r×d) then G (m·r×k) already in
-// float64; it scales blk's G rows in place and zeroes the rows of examples with c_i = 0. s is
-// scratch of d·k + k values, returned grown.
-func SumProducts64(gw, gb []float32, blk []float64, scale []float32, geo LayerGeometry, s []float64) []float64 {
+// SumProducts64 adds Σ_i c_i·P_iᵀG_i to gw and, when gb is not nil, Σ_i c_i·G_iᵀ1 to gb, in
+// float64, from blk, the m = len(scale) examples' P (m·r×d) then G (m·r×k) already in float64
+// (see addProducts64 for why float64); it scales blk's G rows in place and zeroes the rows of
+// examples with c_i = 0. The caller rounds the sum to float32 once, after every example.
+func SumProducts64(gw, gb []float64, blk []float64, scale []float32, geo LayerGeometry) {
 	r, d, k := geo.Rows, geo.In, geo.Out
 	m := len(scale)
 	a64, g64 := blk[:m*r*d], blk[m*r*d:m*r*(d+k)]
@@ -289,25 +254,15 @@ func SumProducts64(gw, gb []float32, blk []float64, scale []float32, geo LayerGe
 			}
 		}
 	}
-	s = GrowF64(s, d*k+k)
-	w64, b64 := s[:d*k], s[d*k:d*k+k]
 	blas64.Gemm(blas.Trans, blas.NoTrans, 1, blas64.General{Rows: m * r, Cols: d, Stride: d, Data: a64},
-		blas64.General{Rows: m * r, Cols: k, Stride: k, Data: g64}, 0, blas64.General{Rows: d, Cols: k, Stride: k, Data: w64})
-	for t, v := range w64 {
-		gw[t] = float32(float64(gw[t]) + v)
-	}
+		blas64.General{Rows: m * r, Cols: k, Stride: k, Data: g64}, 1, blas64.General{Rows: d, Cols: k, Stride: k, Data: gw[:d*k]})
 	if gb != nil {
-		clear(b64)
 		for row := 0; row < m*r; row++ {
 			for c, v := range g64[row*k : (row+1)*k] {
-				b64[c] += v
+				gb[c] += v
 			}
 		}
-		for c, v := range b64 {
-			gb[c] = float32(float64(gb[c]) + v)
-		}
 	}
-	return s
 }
 
 // addProducts64 adds Σ_i c_i·P_iᵀG_i over the m examples of a conv layer to gw and, when gb is

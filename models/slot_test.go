@@ -1,0 +1,321 @@
+package models
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+)
+
+// slotLong runs the slot test over every slot of the first block and chunk and more targets.
+var slotLong = flag.Bool("slot.long", false, "slot test: every slot of a block and a chunk, more targets")
+
+// slotCase is one shipped architecture at its real input size for the slot test.
+type slotCase struct {
+	name  string
+	spec  Spec
+	n     int  // batch size: crosses 32-sample blocks, and the chunk where Chunk is set
+	heavy bool // fewer slots and targets unless -slot.long
+}
+
+// slotCases are the shipped model presets and the models of the shipped configs, at their
+// real input sizes: the shapes at which BLAS kernels choose their paths.
+func slotCases() []slotCase {
+	tb, _ := preset("cnn-tramer-boneh")
+	tbWS := tb
+	tbWS.WeightStandardization = true
+	tbChunk := tb
+	tbChunk.Chunk = 48
+	cifar := Spec{Kind: "cnn", Input: []int{3, 32, 32}, Classes: 10, Layers: []LayerSpec{
+		{Type: "conv2d", Out: 32, Kernel: 3, Padding: 1}, {Type: "tanh"},
+		{Type: "conv2d", Out: 32, Kernel: 3, Padding: 1}, {Type: "tanh"},
+		{Type: "maxpool", Kernel: 2, Stride: 2},
+		{Type: "conv2d", Out: 64, Kernel: 3, Padding: 1}, {Type: "tanh"},
+		{Type: "maxpool", Kernel: 2, Stride: 2},
+		{Type: "flatten"}, {Type: "dense", Out: 128}, {Type: "tanh"}, {Type: "dense", Out: 10},
+	}}
+	return []slotCase{
+		{name: "cnn-tramer-boneh", spec: Spec{Kind: "cnn-tramer-boneh"}, n: 70},
+		{name: "cnn-tramer-boneh/chunk=48", spec: tbChunk, n: 100},
+		{name: "cnn-tramer-boneh/ws", spec: tbWS, n: 40},
+		{name: "lenet5", spec: Spec{Kind: "lenet5"}, n: 70},
+		{name: "mlp-784-128-64-32-10", spec: Spec{Kind: "mlp-784-128-64-32-10"}, n: 70},
+		{name: "mlp-784-256-10-tanh", spec: Spec{Kind: "mlp", Input: []int{784}, Classes: 10, Hidden: []int{256}, Activation: "tanh"}, n: 70},
+		{name: "scatternet-cnn-fmnist", spec: Spec{Kind: "scatternet-cnn-fmnist"}, n: 70},
+		{name: "scatternet-linear", spec: Spec{Kind: "logreg", Input: []int{81 * 7 * 7}, Classes: 10}, n: 70},
+		{name: "cifar10-cnn", spec: cifar, n: 40, heavy: true},
+		{name: "resnet20-gn", spec: Spec{Kind: "resnet20-gn"}, n: 40, heavy: true},
+	}
+}
+
+// slotFillers returns n ordinary and crafted examples for a network with input shape in: uniform
+// [0, 1) images, and, every few slots, a constant image (max-pool ties everywhere), one of huge
+// pixels (saturated tanh, large norms), one of equal pixels in 2×2 cells (pool ties broken by
+// the last bit) and one with a NaN.
+func slotFillers(rng *rand.Rand, nw *Network, n int) Batch {
+	d := nw.inDim
+	b := Batch{X: make([]float32, n*d), Y: make([]int32, n), N: n}
+	w := d
+	if in := nw.res.input; len(in) == 3 {
+		w = in[2]
+	}
+	for i := 0; i < n; i++ {
+		x := b.X[i*d : (i+1)*d]
+		b.Y[i] = int32(rng.IntN(nw.Classes()))
+		switch i % 11 {
+		case 3:
+			for j := range x {
+				x[j] = 0.5
+			}
+		case 5:
+			for j := range x {
+				x[j] = float32(1e4 * rng.Float64())
+			}
+		case 7:
+			for j := range x {
+				row, col := j/w, j%w
+				x[j] = float32(((row/2)*7+(col/2)*3)%5) / 4
+			}
+		case 9:
+			for j := range x {
+				x[j] = float32(rng.Float64())
+			}
+			x[d/2] = float32(math.NaN())
+		default:
+			for j := range x {
+				x[j] = float32(rng.Float64())
+			}
+		}
+	}
+	return b
+}
+
+// contribution is what one example contributes to a release: its gradient (as
+// PerSampleGradSum materialises it from the batch's forward and backward passes) and its norm
+// and clip factor (as ClippedGradSum computes them).
+type contribution struct {
+	grad []float32
+	norm float64
+	clip float32
+}
+
+// contributionAt runs nw on b and returns example i's contribution.
+func contributionAt(t *testing.T, nw *Network, b Batch, i int, clip float64) contribution {
+	t.Helper()
+	np := len(nw.Params())
+	c := contribution{grad: make([]float32, np)}
+	seen := false
+	if _, err := nw.PerSampleGradSum(b, func(k int, g []float32) {
+		if k == i {
+			copy(c.grad, g)
+			seen = true
+		}
+	}, make([]float32, np)); err != nil {
+		t.Fatalf("PerSampleGradSum: %v", err)
+	}
+	if !seen {
+		t.Fatalf("PerSampleGradSum never passed example %d", i)
+	}
+	norms := make([]float64, b.N)
+	if _, err := nw.ClippedGradSum(b, clip, make([]float32, np), norms); err != nil {
+		t.Fatalf("ClippedGradSum: %v", err)
+	}
+	c.norm = norms[i]
+	c.clip, _, _ = ClipScale(clip, c.norm)
+	return c
+}
+
+// sameBits reports where two contributions differ in any bit, with the largest difference of
+// the gradient relative to its norm.
+func (c contribution) sameBits(o contribution) (bool, string) {
+	if math.Float64bits(c.norm) != math.Float64bits(o.norm) || math.Float32bits(c.clip) != math.Float32bits(o.clip) {
+		return false, fmt.Sprintf("norm %v against %v, clip factor %v against %v", c.norm, o.norm, c.clip, o.clip)
+	}
+	diff, first := 0, -1
+	var d2 float64
+	for k := range c.grad {
+		if math.Float32bits(c.grad[k]) != math.Float32bits(o.grad[k]) {
+			if first < 0 {
+				first = k
+			}
+			diff++
+			e := float64(c.grad[k]) - float64(o.grad[k])
+			d2 += e * e
+		}
+	}
+	if diff > 0 {
+		return false, fmt.Sprintf("%d gradient coordinates differ (first %d: %v against %v), ‖Δg‖/‖g‖ = %.3g",
+			diff, first, c.grad[first], o.grad[first], math.Sqrt(d2)/max(c.norm, 1e-30))
+	}
+	return true, ""
+}
+
+// withAt returns b with example x (label y) inserted at slot s.
+func withAt(b Batch, d, s int, x []float32, y int32) Batch {
+	out := Batch{X: make([]float32, 0, (b.N+1)*d), Y: make([]int32, 0, b.N+1), N: b.N + 1}
+	out.X = append(append(append(out.X, b.X[:s*d]...), x...), b.X[s*d:]...)
+	out.Y = append(append(append(out.Y, b.Y[:s]...), y), b.Y[s:]...)
+	return out
+}
+
+// TestEachExampleAloneBitForBit is the privacy contract's per-example invariant (DESIGN.md,
+// "each example alone, bit for bit"): what an example contributes to a clipped sum — its
+// gradient, assembled from its activations and its output gradients, its norm and its clip
+// factor — is bit-identical at every slot of a batch, whatever its neighbours (ordinary,
+// constant, huge, tied and NaN images), the batch size, the block, chunk and worker count, and
+// equal to the example processed alone. It runs every shipped architecture at its real input
+// size, where BLAS kernels pick their paths by shape and row offset: OpenBLAS computes a GEMM
+// row at different offsets of the matrix along different micro-kernel paths, and a tolerance
+// cannot see that one last bit, which a max-pool near-tie turns into a different gradient.
+// -slot.long tries every slot of the first 33 and more targets.
+func TestEachExampleAloneBitForBit(t *testing.T) {
+	const clip = 1.0
+	for _, tc := range slotCases() {
+		for _, engine := range []string{"direct"} {
+			spec := tc.spec
+			spec.Engine = engine
+			nw, err := New(spec, rand.New(rand.NewPCG(11, 12)))
+			if err != nil {
+				t.Fatalf("%s/%s: New: %v", tc.name, engine, err)
+			}
+			if nw.Engine() != engine {
+				continue // the direct executor does not run this network
+			}
+			name := tc.name + "/" + engine
+			rng := rand.New(rand.NewPCG(13, 14))
+			d := nw.inDim
+			fill := slotFillers(rng, nw, tc.n-1)
+			slots := []int{0, 1, 2, 5, 6, 11, 12, 17, 31, 32, 33, tc.n - 1}
+			targets := 2
+			if tc.heavy && !*slotLong {
+				slots, targets = []int{1, 6, 33}, 1
+			}
+			if *slotLong {
+				slots, targets = nil, 4
+				for s := 0; s < min(tc.n, 50); s++ {
+					slots = append(slots, s)
+				}
+			}
+			for k := 0; k < targets; k++ {
+				x := make([]float32, d)
+				for j := range x {
+					x[j] = float32(rng.Float64())
+				}
+				y := int32(k % nw.Classes())
+				alone := contributionAt(t, nw, Batch{X: x, Y: []int32{y}, N: 1}, 0, clip)
+				for si, s := range slots {
+					if s >= tc.n {
+						continue
+					}
+					if si == 0 && !tc.heavy {
+						// One worker, as well as every core, for the first slot.
+						prev := runtime.GOMAXPROCS(1)
+						got := contributionAt(t, nw, withAt(fill, d, s, x, y), s, clip)
+						runtime.GOMAXPROCS(prev)
+						if ok, why := got.sameBits(alone); !ok {
+							t.Errorf("%s: target %d at slot %d of %d on one worker: %s", name, k, s, tc.n, why)
+						}
+					}
+					got := contributionAt(t, nw, withAt(fill, d, s, x, y), s, clip)
+					if ok, why := got.sameBits(alone); !ok {
+						t.Errorf("%s: target %d at slot %d of %d differs from the example alone: %s", name, k, s, tc.n, why)
+					}
+				}
+			}
+		}
+	}
+}
+
+// clippedContributions are the clipped gradients of b's examples, as the clipped sum adds them
+// (nil for an example clipped to zero).
+func clippedContributions(t *testing.T, nw *Network, b Batch, clip float64) [][]float32 {
+	t.Helper()
+	np := len(nw.Params())
+	out := make([][]float32, b.N)
+	if _, err := nw.PerSampleGradSum(b, func(i int, g []float32) { out[i] = append([]float32(nil), g...) }, make([]float32, np)); err != nil {
+		t.Fatal(err)
+	}
+	norms := make([]float64, b.N)
+	if _, err := nw.ClippedGradSum(b, clip, make([]float32, np), norms); err != nil {
+		t.Fatal(err)
+	}
+	for i, g := range out {
+		c, _, _ := ClipScale(clip, norms[i])
+		for k := range g {
+			g[k] *= c
+		}
+	}
+	return out
+}
+
+// TestSlotAmplification is the attack that a slot-dependent contribution allows: copies of
+// one image whose contribution differs between two slots, placed so that removing the first
+// example moves every copy from one slot class to the other (offsets 1, 4, 7, … of each
+// 32-sample block to 0, 3, 6, …, the period of OpenBLAS's paths on cnn-tramer-boneh's first
+// conv layer). With contributions that depend on the slot, the differences add up and
+// ‖S(B) − S(B∖first)‖ grows with the batch (4.7·C at 513 examples before each example was
+// computed alone); with contributions that do not, it is the removed example's, ≤ C, up to the
+// one rounding of each float32 sum (u·‖S‖, u = 2⁻²⁴).
+func TestSlotAmplification(t *testing.T) {
+	const clip = 1.0
+	for _, engine := range []string{"direct"} {
+		nw, err := New(Spec{Kind: "cnn-tramer-boneh", Engine: engine}, rand.New(rand.NewPCG(21, 22)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := nw.inDim
+		rng := rand.New(rand.NewPCG(23, 24))
+		pool := slotFillers(rng, nw, 320)
+		// The image whose clipped contribution moves most when it moves up one slot: each
+		// group of 64 images is run as it is and behind one more image.
+		best, worst := 0, -1.0
+		for lo := 0; lo < pool.N; lo += 64 {
+			grp := Batch{X: pool.X[lo*d : (lo+64)*d], Y: pool.Y[lo : lo+64], N: 64}
+			here := clippedContributions(t, nw, grp, clip)
+			there := clippedContributions(t, nw, withAt(grp, d, 0, pool.X[:d], 0), clip)[1:]
+			for i := range here {
+				if here[i] == nil || there[i] == nil {
+					continue
+				}
+				if e := diffNorm(here[i], there[i]); e > worst {
+					best, worst = lo+i, e
+				}
+			}
+		}
+		x, y := pool.X[best*d:(best+1)*d], pool.Y[best]
+		t.Logf("%s: image %d of the pool moves by %.3g·C between two neighbouring slots", engine, best, worst/clip)
+		for _, n := range []int{33, 129, 513} {
+			b := Batch{X: make([]float32, 0, n*d), Y: make([]int32, 0, n), N: n}
+			copies := 0
+			for s := 0; s < n; s++ {
+				if s > 0 && (s%directBlock)%3 == 1 {
+					b.X, b.Y = append(b.X, x...), append(b.Y, y)
+					copies++
+					continue
+				}
+				f := (s * 7) % pool.N
+				if f%11 == 9 {
+					f++ // no NaN filler: every filler's contribution stays in the sum
+				}
+				b.X, b.Y = append(b.X, pool.X[f*d:(f+1)*d]...), append(b.Y, pool.Y[f])
+			}
+			bn := Batch{X: b.X[d:], Y: b.Y[1:], N: n - 1}
+			s, sn := make([]float32, len(nw.Params())), make([]float32, len(nw.Params()))
+			if _, err := nw.ClippedGradSum(b, clip, s, nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := nw.ClippedGradSum(bn, clip, sn, nil); err != nil {
+				t.Fatal(err)
+			}
+			delta := diffNorm(s, sn)
+			allow := 0x1p-24 * (norm2(s) + norm2(sn))
+			t.Logf("%s: batch %d, %d copies: ‖S(B) − S(B∖first)‖ = %.9f·C (rounding allowance %.2g·C)", engine, n, copies, delta/clip, allow/clip)
+			if delta > clip*(1+1e-6)+allow {
+				t.Errorf("%s: batch %d with %d copies of a slot-sensitive image: removing one example moved the clipped sum by %.6f·C > C",
+					engine, n, copies, delta/clip)
+			}
+		}
+	}
+}
