@@ -34,6 +34,7 @@ type Oracle struct {
 	rows    []float32 // the copies' gradients, chunk·K·P
 	seen    []bool    // whether the inner oracle passed a copy's gradient (a finite one)
 	scratch []float32 // the inner oracle's sum, not used
+	g64     []float64 // the sum over examples, in float64
 }
 
 // New returns inner seen through cfg's augmentation, drawing it from key (32 bytes of a secret
@@ -199,8 +200,8 @@ func (o *Oracle) fill(b optim.Batch, lo, m int, dst []float32, key [32]byte) {
 // averages each example's K gradients (each divided by K, summed in copy order), and passes
 // the average to per (concurrently for different i), which may transform it in place and says
 // whether it clipped it and whether it is finite; grad receives the sum of the finite
-// transformed averages in example order, so the result does not depend on the number of
-// goroutines.
+// transformed averages, accumulated in float64 in example order and rounded once, so the result
+// does not depend on the number of goroutines and its rounding is float64's.
 func (o *Oracle) averaged(b optim.Batch, grad []float32, per func(i int, g []float32) (clipped, ok bool)) (optim.Stats, error) {
 	if err := o.check(b); err != nil {
 		return optim.Stats{}, err
@@ -209,7 +210,8 @@ func (o *Oracle) averaged(b optim.Batch, grad []float32, per func(i int, g []flo
 	if len(grad) != np {
 		return optim.Stats{}, fmt.Errorf("augment: grad has length %d, the model has %d parameters", len(grad), np)
 	}
-	clear(grad)
+	o.g64 = kernels.GrowF64(o.g64, np)
+	clear(o.g64)
 	k, d := o.cfg.K(), o.dim
 	chunk := max(1, min(maxChunk, maxRowValues/max(k*np, 1), b.N))
 	o.x = kernels.Grow(o.x, chunk*k*d)
@@ -269,14 +271,14 @@ func (o *Oracle) averaged(b optim.Batch, grad []float32, per func(i int, g []flo
 		})
 		// Σ over the chunk's examples in order, split over ranges of coordinates.
 		parallelRanges(np, func(from, to int) {
-			g := grad[from:to]
+			g := o.g64[from:to]
 			for i := range m {
 				if !ok[i] {
 					continue
 				}
 				avg := rows[i*k*np+from : i*k*np+to]
 				for t, v := range avg {
-					g[t] += v
+					g[t] += float64(v)
 				}
 			}
 		})
@@ -288,6 +290,9 @@ func (o *Oracle) averaged(b optim.Batch, grad []float32, per func(i int, g []flo
 				st.Clipped++
 			}
 		}
+	}
+	for t, v := range o.g64 {
+		grad[t] = float32(v)
 	}
 	st.N = b.N
 	st.Loss = inner.Loss / float64(k)
