@@ -8,6 +8,9 @@ CPUs (taskset), and torch with c threads pinned the same way (sched_setaffinity)
 
     python3 benchmarks/torch_compare.py --dptrain bin/dptrain --model cnn --batch 256 --cores 1 --cores 2
 
+--baseline OTHER_BINARY times a second dptrain build in the same interleaved rounds (before and
+after a change, say) and adds its DP step and the ratio of the two.
+
 Models: cnn (cnn-tramer-boneh), mlp (784-512-10) and resnet20-gn (ResNet-20 with GroupNorm, as
 models/spec.go). Without PyTorch (Debian: apt-get install python3-torch) the torch columns say so
 and only dptrain is timed. Opacus is not in Debian; it is pure Python, so a copy of its source
@@ -125,6 +128,7 @@ def opacus_version():
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     ap.add_argument("--dptrain", default="bin/dptrain", help="the dptrain binary")
+    ap.add_argument("--baseline", help="a second dptrain binary timed in the same rounds (its DP step and DP/baseline)")
     ap.add_argument("--model", action="append", help="cnn, mlp or resnet20-gn (repeatable; default: cnn and mlp)")
     ap.add_argument("--batch", type=int, action="append", help="batch size (repeatable; default 256)")
     ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds per model, batch and core count")
@@ -168,32 +172,39 @@ def main():
                     print(f"torch_compare: Opacus {m} on {model}: {e}", file=sys.stderr)
             for st in steps.values():
                 st.median(2, cores)  # warm-up
-            plain, dp = [], []
+            plain, dp, base = [], [], []
             times = {k: [] for k in steps}
             blas = ""
             for _ in range(rounds):
                 s, d, blas = dptrain_round(args.dptrain, model, batch, nsteps, cores)
                 plain.append(s)
                 dp.append(d)
+                if args.baseline:
+                    base.append(dptrain_round(args.baseline, model, batch, nsteps, cores)[1])
                 for k, st in steps.items():
                     times[k].append(st.median(nsteps, cores))
             med = {k: statistics.median(v) for k, v in times.items()}
             rows.append((model, batch, cores, rounds, nsteps, blas, statistics.median(plain),
-                         statistics.median(dp), med, load0, os.getloadavg()[0]))
+                         statistics.median(dp), med, load0, os.getloadavg()[0],
+                         statistics.median(base) if base else None))
 
     ver = f"torch {torch.__version__}" if torch else "torch absent"
     ver += f", Opacus {ov}" if ov else ", Opacus absent"
     print(f"medians of interleaved rounds (ms per step); {ver}")
+    if args.baseline:
+        print(f"baseline: {args.baseline}")
+    bh = f" {'baseline DP':>11} {'DP/baseline':>11}" if args.baseline else ""
     print(f"{'model':11} {'batch':>5} {'cores':>5} {'rounds×steps':>12} {'blas':16} {'dptrain DP':>10} {'dptrain plain':>13} "
-          f"{'torch plain':>11} {'Opacus ghost':>12} {'Opacus hooks':>12} {'DP/torch':>8} {'best Opacus/DP':>14} {'load 1m':>13}")
-    for model, batch, cores, rounds, nsteps, blas, s, d, med, l0, l1 in rows:
+          f"{'torch plain':>11} {'Opacus ghost':>12} {'Opacus hooks':>12} {'DP/torch':>8} {'best Opacus/DP':>14} {'load 1m':>13}{bh}")
+    for model, batch, cores, rounds, nsteps, blas, s, d, med, l0, l1, b in rows:
         def col(k, w):
             return f"{med[k]:{w}.2f}" if k in med else f"{'-':>{w}}"
         op = [med[k] for k in ("ghost", "hooks") if k in med]
         r1 = f"{d / med['torch']:8.2f}" if "torch" in med else f"{'-':>8}"
         r2 = f"{min(op) / d:14.2f}" if op else f"{'-':>14}"
         print(f"{model:11} {batch:5d} {cores:5d} {f'{rounds}×{nsteps}':>12} {blas:16} {d:10.2f} {s:13.2f} {col('torch', 11)} "
-              f"{col('ghost', 12)} {col('hooks', 12)} {r1} {r2} {l0:5.2f}→{l1:5.2f}")
+              f"{col('ghost', 12)} {col('hooks', 12)} {r1} {r2} {l0:5.2f}→{l1:5.2f}"
+              + (f" {b:11.2f} {d / b:11.3f}" if b else ""))
 
 
 if __name__ == "__main__":
