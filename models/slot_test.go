@@ -7,10 +7,13 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"testing"
+
+	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/data/scattering"
 )
 
-// slotLong runs the slot test over every slot of the first block and chunk and more targets.
-var slotLong = flag.Bool("slot.long", false, "slot test: every slot of a block and a chunk, more targets")
+// slotLong runs the slot test over every slot offset of two blocks and twice the targets.
+var slotLong = flag.Bool("slot.long", false, "slot test: every slot offset of two blocks, twice the targets")
 
 // slotCase is one shipped architecture at its real input size for the slot test.
 type slotCase struct {
@@ -93,38 +96,33 @@ func slotFillers(rng *rand.Rand, nw *Network, n int) Batch {
 }
 
 // contribution is what one example contributes to a release: its gradient (as
-// PerSampleGradSum materialises it from the batch's forward and backward passes) and its norm
-// and clip factor (as ClippedGradSum computes them).
+// PerSampleGradSum materialises it from the batch's forward and backward passes, nil if it was
+// clipped to zero as non-finite) and its norm and clip factor (as ClippedGradSum computes them).
 type contribution struct {
 	grad []float32
 	norm float64
 	clip float32
 }
 
-// contributionAt runs nw on b and returns example i's contribution.
-func contributionAt(t *testing.T, nw *Network, b Batch, i int, clip float64) contribution {
+// contributions runs nw on b and returns every example's contribution.
+func contributions(t *testing.T, nw *Network, b Batch, clip float64) []contribution {
 	t.Helper()
 	np := len(nw.Params())
-	c := contribution{grad: make([]float32, np)}
-	seen := false
+	out := make([]contribution, b.N)
 	if _, err := nw.PerSampleGradSum(b, func(k int, g []float32) {
-		if k == i {
-			copy(c.grad, g)
-			seen = true
-		}
+		out[k].grad = append([]float32(nil), g...)
 	}, make([]float32, np)); err != nil {
 		t.Fatalf("PerSampleGradSum: %v", err)
-	}
-	if !seen {
-		t.Fatalf("PerSampleGradSum never passed example %d", i)
 	}
 	norms := make([]float64, b.N)
 	if _, err := nw.ClippedGradSum(b, clip, make([]float32, np), norms); err != nil {
 		t.Fatalf("ClippedGradSum: %v", err)
 	}
-	c.norm = norms[i]
-	c.clip, _, _ = ClipScale(clip, c.norm)
-	return c
+	for k := range out {
+		out[k].norm = norms[k]
+		out[k].clip, _, _ = ClipScale(clip, norms[k])
+	}
+	return out
 }
 
 // sameBits reports where two contributions differ in any bit, with the largest difference of
@@ -132,6 +130,9 @@ func contributionAt(t *testing.T, nw *Network, b Batch, i int, clip float64) con
 func (c contribution) sameBits(o contribution) (bool, string) {
 	if math.Float64bits(c.norm) != math.Float64bits(o.norm) || math.Float32bits(c.clip) != math.Float32bits(o.clip) {
 		return false, fmt.Sprintf("norm %v against %v, clip factor %v against %v", c.norm, o.norm, c.clip, o.clip)
+	}
+	if (c.grad == nil) != (o.grad == nil) {
+		return false, fmt.Sprintf("clipped to zero as non-finite: %v against %v", c.grad == nil, o.grad == nil)
 	}
 	diff, first := 0, -1
 	var d2 float64
@@ -152,12 +153,83 @@ func (c contribution) sameBits(o contribution) (bool, string) {
 	return true, ""
 }
 
+// rows returns examples [lo, hi) of b.
+func rows(b Batch, d, lo, hi int) Batch {
+	return Batch{X: b.X[lo*d : hi*d], Y: b.Y[lo:hi], N: hi - lo}
+}
+
 // withAt returns b with example x (label y) inserted at slot s.
 func withAt(b Batch, d, s int, x []float32, y int32) Batch {
-	out := Batch{X: make([]float32, 0, (b.N+1)*d), Y: make([]int32, 0, b.N+1), N: b.N + 1}
-	out.X = append(append(append(out.X, b.X[:s*d]...), x...), b.X[s*d:]...)
-	out.Y = append(append(append(out.Y, b.Y[:s]...), y), b.Y[s:]...)
+	return concat(rows(b, d, 0, s), Batch{X: x, Y: []int32{y}, N: 1}, rows(b, d, s, b.N))
+}
+
+// concat joins batches.
+func concat(bs ...Batch) Batch {
+	var out Batch
+	for _, b := range bs {
+		out.X, out.Y, out.N = append(out.X, b.X...), append(out.Y, b.Y...), out.N+b.N
+	}
 	return out
+}
+
+// fashionImages returns up to n Fashion-MNIST test images (pixels in [0, 1]) when the dataset is
+// installed (Debian's dataset-fashion-mnist), or nil.
+func fashionImages(t *testing.T, n int) Batch {
+	spec, err := data.Lookup("fashion-mnist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := data.ReadIDXDir("/usr/share/datasets/fashion-mnist", spec)
+	if err != nil || ds.Test == nil {
+		return Batch{}
+	}
+	n = min(n, ds.Test.N)
+	return Batch{X: ds.Test.X[:n*784], Y: ds.Test.Y[:n], N: n}
+}
+
+// slotTargets are the examples the slot test follows for nw: real Fashion-MNIST images as they
+// are and standardised (28×28 inputs, when the dataset is installed) or their ScatterNet
+// features (81×7×7 inputs), then uniform [0, 1) inputs, with a constant and a NaN one among them.
+func slotTargets(t *testing.T, nw *Network, rng *rand.Rand, n int, real Batch) Batch {
+	d := nw.inDim
+	b := Batch{X: make([]float32, n*d), Y: make([]int32, n), N: n}
+	var sc *scattering.Scattering
+	var ws *scattering.Workspace
+	if in := nw.res.input; real.N > 0 && len(in) == 3 && in[0] == 81 && in[1] == 7 {
+		sc, _ = scattering.New(28, 28, 2, 8)
+		ws = sc.NewWorkspace()
+	}
+	for i := 0; i < n; i++ {
+		x := b.X[i*d : (i+1)*d]
+		b.Y[i] = int32(rng.IntN(nw.Classes()))
+		switch {
+		case i == 3:
+			for j := range x {
+				x[j] = 0.5
+			}
+		case i == 7:
+			for j := range x {
+				x[j] = float32(rng.Float64())
+			}
+			x[d-1] = float32(math.NaN())
+		case i < n/2 && real.N > i && d == 784:
+			copy(x, real.X[i*784:(i+1)*784])
+			b.Y[i] = real.Y[i]
+			if i%2 == 1 { // as normalize: standard does, with Fashion-MNIST's mean and deviation
+				for j := range x {
+					x[j] = (x[j] - 0.2860) / 0.3530
+				}
+			}
+		case i < n/2 && real.N > i && sc != nil:
+			sc.Apply(x, real.X[i*784:(i+1)*784], 1, ws)
+			b.Y[i] = real.Y[i]
+		default:
+			for j := range x {
+				x[j] = float32(rng.Float64())
+			}
+		}
+	}
+	return b
 }
 
 // TestEachExampleAloneBitForBit is the privacy contract's per-example invariant (DESIGN.md,
@@ -166,12 +238,19 @@ func withAt(b Batch, d, s int, x []float32, y int32) Batch {
 // factor — is bit-identical at every slot of a batch, whatever its neighbours (ordinary,
 // constant, huge, tied and NaN images), the batch size, the block, chunk and worker count, and
 // equal to the example processed alone. It runs every shipped architecture at its real input
-// size, where BLAS kernels pick their paths by shape and row offset: OpenBLAS computes a GEMM
-// row at different offsets of the matrix along different micro-kernel paths, and a tolerance
-// cannot see that one last bit, which a max-pool near-tie turns into a different gradient.
-// -slot.long tries every slot of the first 33 and more targets.
+// size, where BLAS kernels pick their paths by shape and row offset (OpenBLAS computes a GEMM
+// row at different offsets along different micro-kernel paths, and a tolerance cannot see
+// that last bit, which a max-pool near-tie turns into a different gradient), on both engines.
+// Each target example (real Fashion-MNIST images and their ScatterNet features where the
+// dataset is installed, random inputs, a constant and a NaN one) is run alone, then in batches
+// that put a prefix of crafted fillers before the targets, so that every target visits every
+// sampled slot offset of a block; -slot.long samples every offset and more targets.
 func TestEachExampleAloneBitForBit(t *testing.T) {
 	const clip = 1.0
+	real := fashionImages(t, 64)
+	if real.N == 0 {
+		t.Log("Fashion-MNIST not installed (apt-get install dataset-fashion-mnist): random targets only")
+	}
 	for _, tc := range slotCases() {
 		for _, engine := range []string{"direct"} {
 			spec := tc.spec
@@ -186,41 +265,35 @@ func TestEachExampleAloneBitForBit(t *testing.T) {
 			name := tc.name + "/" + engine
 			rng := rand.New(rand.NewPCG(13, 14))
 			d := nw.inDim
-			fill := slotFillers(rng, nw, tc.n-1)
-			slots := []int{0, 1, 2, 5, 6, 11, 12, 17, 31, 32, 33, tc.n - 1}
-			targets := 2
-			if tc.heavy && !*slotLong {
-				slots, targets = []int{1, 6, 33}, 1
+			nt, shifts := 24, []int{0, 1, 2, 3, 5, 6, 7, 11, 12, 13, 17, 18, 23, 24, 31}
+			if tc.heavy {
+				nt, shifts = 10, []int{0, 1, 6}
 			}
 			if *slotLong {
-				slots, targets = nil, 4
-				for s := 0; s < min(tc.n, 50); s++ {
-					slots = append(slots, s)
+				nt, shifts = 2*nt, nil
+				for s := range 2 * directBlock {
+					shifts = append(shifts, s)
 				}
 			}
-			for k := 0; k < targets; k++ {
-				x := make([]float32, d)
-				for j := range x {
-					x[j] = float32(rng.Float64())
+			targets := slotTargets(t, nw, rng, nt, real)
+			fill := slotFillers(rng, nw, 2*directBlock+tc.n)
+			alone := make([]contribution, nt)
+			for i := range nt {
+				alone[i] = contributions(t, nw, rows(targets, d, i, i+1), clip)[0]
+			}
+			for si, s := range shifts {
+				b := concat(rows(fill, d, 0, s), targets, rows(fill, d, s, s+max(tc.n-nt-s, 1)))
+				workers := runtime.GOMAXPROCS(0)
+				if si == 1 { // one worker, as well as every core
+					workers = runtime.GOMAXPROCS(1)
 				}
-				y := int32(k % nw.Classes())
-				alone := contributionAt(t, nw, Batch{X: x, Y: []int32{y}, N: 1}, 0, clip)
-				for si, s := range slots {
-					if s >= tc.n {
-						continue
-					}
-					if si == 0 && !tc.heavy {
-						// One worker, as well as every core, for the first slot.
-						prev := runtime.GOMAXPROCS(1)
-						got := contributionAt(t, nw, withAt(fill, d, s, x, y), s, clip)
-						runtime.GOMAXPROCS(prev)
-						if ok, why := got.sameBits(alone); !ok {
-							t.Errorf("%s: target %d at slot %d of %d on one worker: %s", name, k, s, tc.n, why)
-						}
-					}
-					got := contributionAt(t, nw, withAt(fill, d, s, x, y), s, clip)
-					if ok, why := got.sameBits(alone); !ok {
-						t.Errorf("%s: target %d at slot %d of %d differs from the example alone: %s", name, k, s, tc.n, why)
+				got := contributions(t, nw, b, clip)
+				if si == 1 {
+					runtime.GOMAXPROCS(workers)
+				}
+				for i := range nt {
+					if ok, why := got[s+i].sameBits(alone[i]); !ok {
+						t.Errorf("%s: target %d at slot %d of %d differs from the example alone: %s", name, i, s+i, b.N, why)
 					}
 				}
 			}
