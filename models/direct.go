@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/chewxy/math32"
 	"gonum.org/v1/gonum/blas"
@@ -45,7 +46,11 @@ import (
 //     would depend on its slot, and removing one example moves every later one. With one call
 //     per example, an example's activations, gradients, norm and clip factor are the same
 //     whatever its slot, its neighbours, the batch, block and chunk size and the worker count,
-//     and equal to the example's alone (TestEachExampleAloneBitForBit).
+//     and equal to the example's alone (TestEachExampleAloneBitForBit). The operands that
+//     differ between examples are copied to the same 64-byte-aligned scratch first wherever a
+//     kernel could choose its path by their address: gonum's pure-Go dot products, for one,
+//     start with unaligned elements one at a time and so sum in an order that follows the
+//     address.
 //   - Sums across examples in float64: the clipped sum is accumulated in float64 (conv and
 //     GroupNorm partial sums per block, added in block order; dense layers' Aᵀ·diag(c)·G as a
 //     float64 GEMM over the chunk) and rounded to float32 once, so its order changes the
@@ -123,14 +128,17 @@ type direct struct {
 
 // directScratch is one worker's scratch space.
 type directScratch struct {
-	dp     []float32 // a conv layer's patch gradient for one sample
-	key    []int32   // max pooling: keys and indices
-	max2   []float32 // max pooling 2/1: pair maxima
-	norm   []float32 // squaredNorms, column sums
-	norm64 []float64 // squaredNorms' Gram matrices in float64
-	gn64   []float64 // GroupNorm's per-channel accumulators
-	gn32   []float32 // GroupNorm's per-channel coefficients
-	accum  []float32 // an op's input gradient for one block, before it is added to another's
+	// One example's operands and results of its BLAS calls, each on a 64-byte boundary
+	// (alignedF32): a conv layer's patch gradient and output gradient, a dense layer's input
+	// and output vectors.
+	dp, gin, vin, vout []float32
+	key                []int32   // max pooling: keys and indices
+	max2               []float32 // max pooling 2/1: pair maxima
+	norm               []float32 // squaredNorms, column sums
+	norm64             []float64 // squaredNorms' Gram matrices in float64
+	gn64               []float64 // GroupNorm's per-channel accumulators
+	gn32               []float32 // GroupNorm's per-channel coefficients
+	accum              []float32 // an op's input gradient for one block, before it is added to another's
 	// Conv layers whose per-sample gradients are materialised to compute their norms
 	// (keepSample): the block's per-sample weight gradients and bias gradients, by layer.
 	mat, bias [][]float32
@@ -142,6 +150,8 @@ type directScratch struct {
 	wsAcc []float64
 	// A dense layer's slice of A and its G in float64, for the clipped sum.
 	t64 []float64
+	// One example's P and G in float64 for its conv norm, on a 64-byte boundary.
+	one64 []float64
 }
 
 // directBlockFloats bounds the activation, gradient and patch buffers one block holds: a
@@ -385,12 +395,15 @@ func (dr *direct) scratch(w int) *directScratch {
 	}
 	s := &dr.work[w]
 	if s.dp == nil {
-		dp, best, acc, gn := 0, 1, 0, 0
+		dp, gin, vec, best, acc, gn := 0, 0, 0, 1, 0, 0
 		for i := range dr.ops {
 			o := &dr.ops[i]
 			switch {
+			case o.kind == opDense:
+				vec = max(vec, o.inSize(), o.outSize())
 			case o.kind == opConv && o.prop:
 				dp = max(dp, o.conv.oh*o.conv.ow*o.conv.d())
+				gin = max(gin, o.outSize())
 			case o.kind == opMaxPool:
 				best = max(best, 4*o.pool.ow*o.pool.c)
 			case o.kind == opGN:
@@ -400,7 +413,9 @@ func (dr *direct) scratch(w int) *directScratch {
 				acc = max(acc, o.inSize())
 			}
 		}
-		s.dp, s.key, s.max2 = make([]float32, dp), make([]int32, best), make([]float32, best)
+		s.dp, s.gin = alignedF32(dp), alignedF32(gin)
+		s.vin, s.vout = alignedF32(vec), alignedF32(vec)
+		s.key, s.max2 = make([]int32, best), make([]float32, best)
 		s.accum = make([]float32, dr.block*acc)
 		s.gn64, s.gn32 = make([]float64, gn), make([]float32, 3*gn/2)
 		s.mat, s.bias = make([][]float32, len(dr.nw.plan.layers)), make([][]float32, len(dr.nw.plan.layers))
@@ -505,6 +520,22 @@ func gemm(ta, tb blas.Transpose, ar, ac int, a []float32, br, bc int, b []float3
 	blas32.Gemm(ta, tb, 1, general(ar, ac, a), general(br, bc, b), beta, general(cr, cc, c))
 }
 
+// alignedF32 returns n zeroed float32s starting on a 64-byte boundary (a cache line, and the
+// widest vector load of any BLAS kernel), so that a per-example BLAS call sees its operands at
+// the same alignment whatever the example's slot. Go's heap does not move objects.
+func alignedF32(n int) []float32 {
+	b := make([]float32, n+16)
+	off := int((64-uintptr(unsafe.Pointer(unsafe.SliceData(b)))%64)%64) / 4
+	return b[off : off+n : off+n]
+}
+
+// alignedF64 is alignedF32 for float64s.
+func alignedF64(n int) []float64 {
+	b := make([]float64, n+8)
+	off := int((64-uintptr(unsafe.Pointer(unsafe.SliceData(b)))%64)%64) / 8
+	return b[off : off+n : off+n]
+}
+
 // vector is the float32 vector with unit increment on all of v.
 func vector(v []float32) blas32.Vector { return blas32.Vector{N: len(v), Inc: 1, Data: v} }
 
@@ -520,9 +551,13 @@ func (dr *direct) forward(lo, m int, s *directScratch) {
 		case opDense:
 			l := &dr.nw.plan.layers[o.p]
 			w := general(l.d, l.k, params[l.w:])
+			xin, yout := s.vin[:l.d], s.vout[:l.k]
 			for k := 0; k < m; k++ {
-				// zₖ = Wᵀxₖ, one call of a fixed shape per sample (see the type comment).
-				blas32.Gemv(blas.Trans, 1, w, vector(x[k*is:(k+1)*is]), 0, vector(y[k*os:(k+1)*os]))
+				// zₖ = Wᵀxₖ, one call of a fixed shape per sample on aligned copies (see the
+				// type comment).
+				copy(xin, x[k*is:(k+1)*is])
+				blas32.Gemv(blas.Trans, 1, w, vector(xin), 0, vector(yout))
+				copy(y[k*os:(k+1)*os], yout)
 			}
 			if l.b >= 0 {
 				addBias(y, params[l.b:l.b+l.k])
@@ -681,20 +716,25 @@ func (dr *direct) backward(lo, m int, s *directScratch) {
 		case opDense:
 			l := &dr.nw.plan.layers[o.p]
 			w := general(l.d, l.k, params[l.w:])
+			gin, dxo := s.vin[:l.k], s.vout[:l.d]
 			for k := 0; k < m; k++ {
-				// ∂L/∂xₖ = W·gₖ, one call of a fixed shape per sample.
-				blas32.Gemv(blas.NoTrans, 1, w, vector(dy[k*os:(k+1)*os]), 0, vector(dx[k*is:(k+1)*is]))
+				// ∂L/∂xₖ = W·gₖ, one call of a fixed shape per sample on aligned copies.
+				copy(gin, dy[k*os:(k+1)*os])
+				blas32.Gemv(blas.NoTrans, 1, w, vector(gin), 0, vector(dxo))
+				copy(dx[k*is:(k+1)*is], dxo)
 			}
 		case opConv:
 			l := &dr.nw.plan.layers[o.p]
 			r, d := l.rows(), l.d
-			dp := s.dp[:r*d]
+			dp, gin := s.dp[:r*d], s.gin[:r*l.k]
 			if !o.acc {
 				clear(dx)
 			}
 			for k := 0; k < m; k++ {
-				// ∂L/∂Pₖ = GₖŴᵀ, one call of a fixed shape per sample, then back to the image.
-				gemm(blas.NoTrans, blas.Trans, r, l.k, dy[k*os:(k+1)*os], d, l.k, dr.wp[o.p], 0, r, d, dp)
+				// ∂L/∂Pₖ = GₖŴᵀ, one call of a fixed shape per sample on aligned copies, then
+				// back to the image.
+				copy(gin, dy[k*os:(k+1)*os])
+				gemm(blas.NoTrans, blas.Trans, r, l.k, gin, d, l.k, dr.wp[o.p], 0, r, d, dp)
 				o.conv.col2im(dp, dx[k*is:(k+1)*is])
 			}
 		case opAct:
@@ -799,8 +839,15 @@ func (dr *direct) clipBlock(start, lo, m int, clip float64, needNorms bool, norm
 				toF64(g64, g)
 				s.norm64 = kernels.GrowF64(s.norm64, 2*r*r+d*k)
 				gram := geo.UseGram()
+				// Each example's P and G from the same aligned place (see alignedF32).
+				if len(s.one64) < r*(d+k) {
+					s.one64 = alignedF64(r * (d + k))
+				}
+				p1, g1 := s.one64[:r*d], s.one64[r*d:r*(d+k)]
 				for e := range sq {
-					sq[e] += convSquaredNorm64(p64[e*r*d:(e+1)*r*d], g64[e*r*k:(e+1)*r*k], geo, gram, s.norm64)
+					copy(p1, p64[e*r*d:(e+1)*r*d])
+					copy(g1, g64[e*r*k:(e+1)*r*k])
+					sq[e] += convSquaredNorm64(p1, g1, geo, gram, s.norm64)
 				}
 				continue
 			}
