@@ -67,9 +67,18 @@ test:
 	@$(MAKE) --no-print-directory build DEBS="$(DEBS) slurm-wlm munge openmpi-bin libopenmpi-dev"
 	@$(MAKE) --no-print-directory test-only
 
+# SLOT_TESTS compare every example's contribution with the example alone, bit for bit; test-only
+# runs them on the pure-Go BLAS too when the main build is OpenBLAS's, so both builds are held to it.
+SLOT_TESTS := -run 'TestEachExampleAloneBitForBit|TestSlotAmplification|TestShardedContributionsBitIdentical|TestCopiesAloneBitForBit' \
+	./models ./internal/mpi ./internal/augment
+
 test-only:
 	$(GO) vet $(TAGS) ./...
 	$(GO) test $(TAGS) -count=1 -timeout 20m ./...
+	@if [ "$(BLAS)" = openblas ]; then \
+		echo "test: the per-example bit tests on the pure-Go BLAS"; \
+		$(GO) test -count=1 -timeout 10m $(SLOT_TESTS); \
+	fi
 
 # The demo trains configs/quickstart.yaml on Fashion-MNIST; without the dataset (no root to
 # install it, no copy in $$DPTRAIN_DATA) it says how to get it and trains on the synthetic
