@@ -12,7 +12,7 @@ import (
 	"github.com/dptrain/dptrain/optim"
 )
 
-func newTestMBCD(t *testing.T, sizes []int, rho []float64, n int, cfg Config, seed uint64) (*Optimizer, *steptest.Zero) {
+func newTestMBCD(t testing.TB, sizes []int, rho []float64, n int, cfg Config, seed uint64) (*Optimizer, *steptest.Zero) {
 	t.Helper()
 	lm, err := lifted.New(lifted.Config{Sizes: sizes, ActivationClip: rho, DatasetSize: n})
 	if err != nil {
@@ -279,5 +279,36 @@ func TestDPMBCDSumAccountsTrueSensitivity(t *testing.T) {
 	}
 	if c := acc.Constants(); c["lf_max"] != math.Abs(1-eta*b*1) {
 		t.Fatalf("summed step's L_F %v, want |1 − η·b·β| = %v", c["lf_max"], math.Abs(1-eta*b))
+	}
+}
+
+// BenchmarkDPMBCDStep times one DP-MBCD step (hidden updates, clipped block gradients, noise)
+// at the auxiliaries' steady state (every example of the batch visited before) on the
+// Madelon network of configs/madelon-dpmbcd.yaml and a 784-256-10 MLP.
+func BenchmarkDPMBCDStep(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		sizes []int
+		batch int
+	}{{"madelon-20-200-200-200-5-b960", []int{20, 200, 200, 200, 5}, 960}, {"784-256-10-b256", []int{784, 256, 10}, 256}} {
+		b.Run(bc.name, func(b *testing.B) {
+			rho := make([]float64, len(bc.sizes)-1)
+			for d := range rho {
+				rho[d] = 1
+			}
+			n := 2 * bc.batch
+			o, m := newTestMBCD(b, bc.sizes, rho, n, Config{NoiseMultiplier: 1, ClipNorm: 1, Schedule: optim.Constant{Rate: 0.05}}, 1)
+			bt := mbcdBatch(bc.sizes[0], bc.batch, 0, false)
+			info := steptest.Drawn(data.SchemeShuffledOnce, n, float64(bc.batch), 0, 0)
+			if _, err := o.Step(m, bt, info); err != nil { // first visit: the forward pass
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for range b.N {
+				if _, err := o.Step(m, bt, info); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
