@@ -43,26 +43,42 @@ func BlockGradient(gw, w, in, target []float32, n, nIn, nOut int, clip float64, 
 // function is total and removing such an example moves the sum by 0 ≤ C. NonFinite is an
 // operator-only metric. Errors are for buffers of the wrong size or a non-positive clip only.
 func ClippedBlockGradient(gw, w, in, target []float32, n, nIn, nOut int, clip float64, buf []float32) (data.Stats, []float32, error) {
+	if len(gw) != nIn*nOut {
+		return data.Stats{N: n}, buf, fmt.Errorf("lifted: block gradient buffer of %d values for a %d×%d block", len(gw), nIn, nOut)
+	}
+	g, sq, scale := make([]float32, max(n, 0)*nOut), make([]float64, max(n, 0)), make([]float32, max(n, 0))
+	st, buf, err := BlockPerExample(g, sq, scale, w, in, target, n, nIn, nOut, clip, buf)
+	if err != nil {
+		return st, buf, err
+	}
+	clear(gw)
+	buf, err = ScaledSum(gw, nil, in, g, scale, LayerGeometry{Rows: 1, In: nIn, Out: nOut}, buf)
+	return st, buf, err
+}
+
+// BlockPerExample computes what each of the n examples contributes to ClippedBlockGradient's
+// sum: its residual row g_i = x_i W − t_i into g (n×nOut, row-major), the squared norm
+// ‖x_i‖²‖g_i‖² of its gradient x_iᵀg_i into sq (len n) and its clip factor (ClipScale) into
+// scale (len n); it returns the counts as ClippedBlockGradient does. buf is scratch space,
+// returned grown.
+func BlockPerExample(g []float32, sq []float64, scale []float32, w, in, target []float32, n, nIn, nOut int, clip float64, buf []float32) (data.Stats, []float32, error) {
 	st := data.Stats{N: n}
-	if len(gw) != nIn*nOut || len(w) != nIn*nOut || len(in) < n*nIn || len(target) < n*nOut {
-		return st, buf, fmt.Errorf("lifted: block gradient buffers (%d, %d, %d, %d) for %d examples of a %d×%d block", len(gw), len(w), len(in), len(target), n, nIn, nOut)
+	if n < 0 || len(g) != n*nOut || len(sq) != n || len(scale) != n || len(w) != nIn*nOut || len(in) < n*nIn || len(target) < n*nOut {
+		return st, buf, fmt.Errorf("lifted: block gradient buffers (%d, %d, %d, %d, %d, %d) for %d examples of a %d×%d block", len(g), len(sq), len(scale), len(w), len(in), len(target), n, nIn, nOut)
 	}
 	if !(clip > 0) {
 		return st, buf, fmt.Errorf("lifted: clip norm %v: want > 0 (+Inf: none)", clip)
 	}
-	g := make([]float32, n*nOut)
 	copy(g, target[:n*nOut])
 	blas32.Gemm(blas.NoTrans, blas.NoTrans, 1,
 		blas32.General{Rows: n, Cols: nIn, Stride: nIn, Data: in},
 		blas32.General{Rows: nIn, Cols: nOut, Stride: nOut, Data: w},
 		-1, blas32.General{Rows: n, Cols: nOut, Stride: nOut, Data: g}) // G = X W − T
-	geo := LayerGeometry{Rows: 1, In: nIn, Out: nOut}
-	sq := make([]float64, n)
+	clear(sq)
 	var err error
-	if buf, err = SquaredNorms(sq, in, g, geo, buf); err != nil {
+	if buf, err = SquaredNorms(sq, in, g, LayerGeometry{Rows: 1, In: nIn, Out: nOut}, buf); err != nil {
 		return st, buf, err
 	}
-	scale := make([]float32, n)
 	for i, v := range sq {
 		f, clipped, bad := ClipScale(clip, math.Sqrt(v))
 		scale[i] = f
@@ -73,9 +89,7 @@ func ClippedBlockGradient(gw, w, in, target []float32, n, nIn, nOut int, clip fl
 			st.NonFinite++
 		}
 	}
-	clear(gw)
-	buf, err = ScaledSum(gw, nil, in, g, scale, geo, buf)
-	return st, buf, err
+	return st, buf, nil
 }
 
 // ProximalSolve replaces w (In×Out, row-major) by (I + c·XᵀX)⁻¹ w, X the n×In block inputs:
