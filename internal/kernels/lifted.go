@@ -69,11 +69,16 @@ func BlockPerExample(g []float32, sq []float64, scale []float32, w, in, target [
 	if !(clip > 0) {
 		return st, buf, fmt.Errorf("lifted: clip norm %v: want > 0 (+Inf: none)", clip)
 	}
+	// G = X W − T one example at a time: g_i = Wᵀx_i − t_i, one gemv of the same shape per
+	// example. One GEMM over the batch would give an example's row with arithmetic that depends
+	// on the row's offset in the batch (OpenBLAS's kernels take different paths for different
+	// row offsets), so its norm and clip factor would depend on its slot and neighbours.
 	copy(g, target[:n*nOut])
-	blas32.Gemm(blas.NoTrans, blas.NoTrans, 1,
-		blas32.General{Rows: n, Cols: nIn, Stride: nIn, Data: in},
-		blas32.General{Rows: nIn, Cols: nOut, Stride: nOut, Data: w},
-		-1, blas32.General{Rows: n, Cols: nOut, Stride: nOut, Data: g}) // G = X W − T
+	wg := blas32.General{Rows: nIn, Cols: nOut, Stride: nOut, Data: w}
+	for i := range n {
+		blas32.Gemv(blas.Trans, 1, wg, blas32.Vector{N: nIn, Inc: 1, Data: in[i*nIn : (i+1)*nIn]},
+			-1, blas32.Vector{N: nOut, Inc: 1, Data: g[i*nOut : (i+1)*nOut]})
+	}
 	clear(sq)
 	var err error
 	if buf, err = SquaredNorms(sq, in, g, LayerGeometry{Rows: 1, In: nIn, Out: nOut}, buf); err != nil {
