@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dptrain/dptrain/internal/kernels"
@@ -142,6 +144,25 @@ func clipRows(x *mat.Dense, rho float64) {
 	}
 }
 
+// mulRows sets row i of dst (r×m) to x_i W for every row i of x (r×n) with need nil or need[i]
+// set, W n×m, by one matrix-vector product per row. These rows are per-example values (an
+// example's u_d, or what its x- and u-updates start from): one GEMM over the batch would give a
+// row with arithmetic that depends on its offset in the batch (OpenBLAS's kernels take
+// different paths for different row offsets), so an example's auxiliaries would depend on its
+// slot and neighbours. A product of fixed shape per row is the same at every slot.
+func mulRows(dst, x, w *mat.Dense, need []bool) {
+	r, n := x.Dims()
+	_, m := w.Dims()
+	wr := w.RawMatrix()
+	for i := 0; i < r; i++ {
+		if need != nil && !need[i] {
+			continue
+		}
+		blas64.Gemv(blas.Trans, 1, wr, blas64.Vector{N: n, Inc: 1, Data: x.RawRowView(i)},
+			0, blas64.Vector{N: m, Inc: 1, Data: dst.RawRowView(i)})
+	}
+}
+
 func relu(dst, src *mat.Dense) {
 	dst.Apply(func(_, _ int, v float64) float64 { return math.Max(v, 0) }, src)
 }
@@ -160,21 +181,25 @@ func (m *MLP) load(w []*mat.Dense, b models.Batch) (state, error) {
 	s := state{x: make([]*mat.Dense, D+1), u: make([]*mat.Dense, D)}
 	s.x[0] = dense(b.X[:b.N*n0], b.N, n0)
 	clipRows(s.x[0], m.cfg.ActivationClip[0])
-	allSeen := !m.cfg.Recompute && m.aux != nil
-	if !m.cfg.Recompute {
-		for i := 0; i < b.N; i++ {
+	fresh := make([]bool, b.N) // the examples that take the forward pass
+	anyFresh := false
+	for i := 0; i < b.N; i++ {
+		if !m.cfg.Recompute {
 			idx := b.Index[i]
 			if idx < 0 || idx >= m.cfg.DatasetSize {
 				return state{}, fmt.Errorf("lifted: dataset index %d outside [0, %d)", idx, m.cfg.DatasetSize)
 			}
-			allSeen = allSeen && m.seen[idx]
+			fresh[i] = m.aux == nil || !m.seen[idx]
+		} else {
+			fresh[i] = true
 		}
+		anyFresh = anyFresh || fresh[i]
 	}
 	for d := 0; d < D; d++ { // forward pass: u_d = x_d W_d, x_{d+1} = relu(u_d)
 		s.u[d] = mat.NewDense(b.N, m.cfg.Sizes[d+1], nil)
 		s.x[d+1] = mat.NewDense(b.N, m.cfg.Sizes[d+1], nil)
-		if !allSeen { // needed for the examples not visited yet
-			s.u[d].Mul(s.x[d], w[d])
+		if anyFresh { // needed for the examples not visited yet
+			mulRows(s.u[d], s.x[d], w[d], fresh)
 			relu(s.x[d+1], s.u[d])
 		}
 	}
@@ -241,8 +266,13 @@ func oneHot(y []int32, n, classes int) (*mat.Dense, error) {
 // ½‖x − relu(u_{d−1})‖² + ½‖t − W_d x‖²), i.e. x = (r + t Wᵀ)(I + W Wᵀ)⁻¹, with r = relu(u_{d−1})
 // and t = u_d (or y for the MSE top layer). W is n_d×n_{d+1}; the n_d×n_d SPD system is solved
 // by Cholesky.
+//
+// Each row is an example's x_d: its right-hand side r_i + W t_iᵀ and its solve are done one row
+// at a time (a gemv and two triangular solves of fixed shape per row), not as one GEMM and one
+// multi-column solve over the batch, whose arithmetic for a row would depend on its offset in
+// the batch under OpenBLAS, and so on the example's slot and neighbours.
 func XUpdate(r, t, w *mat.Dense) (*mat.Dense, error) {
-	nd, _ := w.Dims()
+	nd, no := w.Dims()
 	var sys mat.SymDense
 	sys.SymOuterK(1, w) // W Wᵀ
 	for i := 0; i < nd; i++ {
@@ -252,16 +282,25 @@ func XUpdate(r, t, w *mat.Dense) (*mat.Dense, error) {
 	if !chol.Factorize(&sys) {
 		return nil, errors.New("lifted: I + W Wᵀ is not positive definite (non-finite weights?)")
 	}
-	var rhs mat.Dense
-	rhs.Mul(t, w.T())
-	rhs.Add(&rhs, r)
-	var sol mat.Dense
-	if err := chol.SolveTo(&sol, rhs.T()); err != nil {
-		return nil, fmt.Errorf("lifted: x-update solve: %w", err)
+	if c := chol.Cond(); c > mat.ConditionTolerance {
+		return nil, fmt.Errorf("lifted: x-update solve: %w", mat.Condition(c))
 	}
-	var x mat.Dense
-	x.CloneFrom(sol.T())
-	return &x, nil
+	var u mat.TriDense // I + W Wᵀ = UᵀU
+	chol.UTo(&u)
+	ur := u.RawTriangular()
+	n, _ := r.Dims()
+	x := mat.NewDense(n, nd, nil)
+	wr := w.RawMatrix()
+	for i := 0; i < n; i++ {
+		xi := blas64.Vector{N: nd, Inc: 1, Data: x.RawRowView(i)}
+		blas64.Gemv(blas.NoTrans, 1, wr, blas64.Vector{N: no, Inc: 1, Data: t.RawRowView(i)}, 0, xi) // W t_iᵀ
+		for j, v := range r.RawRowView(i) {
+			xi.Data[j] += v
+		}
+		blas64.Trsv(blas.Trans, ur, xi)   // Uᵀ y = r_iᵀ + W t_iᵀ
+		blas64.Trsv(blas.NoTrans, ur, xi) // U x_iᵀ = y
+	}
+	return x, nil
 }
 
 // UUpdate is the closed-form u-update of Eq. (10) (Zeng et al. 2019, Lemma 13) for one
@@ -334,10 +373,11 @@ func (m *MLP) Update(w [][]float32, b models.Batch) (*Problems, error) {
 		s.x[d] = x
 	}
 	for d := 0; d < D; d++ { // Eq. (10)
-		var a mat.Dense
-		a.Mul(s.x[d], ws[d])
+		_, o := m.Shape(d)
+		a := mat.NewDense(b.N, o, nil)
+		mulRows(a, s.x[d], ws[d], nil) // per example: see mulRows
 		z := s.x[d+1]
-		s.u[d].Apply(func(i, j int, v float64) float64 { return UUpdate(v, z.At(i, j)) }, &a)
+		s.u[d].Apply(func(i, j int, v float64) float64 { return UUpdate(v, z.At(i, j)) }, a)
 		if err := finite(s.u[d], "u", d); err != nil {
 			return nil, err
 		}
