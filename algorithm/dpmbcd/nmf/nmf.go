@@ -201,15 +201,19 @@ func (md *Model) rowStep(xb, mb []float32, b int) {
 	if h := math.Sqrt(gram); h > 0 {
 		eta = math.Min(eta, md.cfg.Kappa/h)
 	}
-	md.rb = zeroed(md.rb, b*c)
-	copy(md.rb, mb)
+	md.rb = zeroed(md.rb, c)
+	res := blas32.Vector{N: c, Inc: 1, Data: md.rb}
 	yg := blas32.General{Rows: r, Cols: c, Stride: c, Data: md.y}
-	blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, blas32.General{Rows: b, Cols: r, Stride: r, Data: xb}, yg,
-		-1, blas32.General{Rows: b, Cols: c, Stride: c, Data: md.rb}) // R = X_B Y − M_B
-	blas32.Gemm(blas.NoTrans, blas.Trans, float32(-eta), blas32.General{Rows: b, Cols: c, Stride: c, Data: md.rb}, yg,
-		1, blas32.General{Rows: b, Cols: r, Stride: r, Data: xb}) // X_B −= η_X R Yᵀ
+	// Row by row, two gemvs of fixed shape per row: a row's step as part of a GEMM over the
+	// batch would be computed with arithmetic that depends on its offset in the batch
+	// (OpenBLAS's kernels take different paths for different row offsets), so the example's
+	// hidden row, and its gradient in the clipped sum, would depend on its slot and neighbours.
 	for i := range b {
-		md.project(xb[i*r : (i+1)*r])
+		x := blas32.Vector{N: r, Inc: 1, Data: xb[i*r : (i+1)*r]}
+		copy(md.rb, mb[i*c:(i+1)*c])
+		blas32.Gemv(blas.Trans, 1, yg, x, -1, res)              // r_i = x_i Y − m_i
+		blas32.Gemv(blas.NoTrans, float32(-eta), yg, res, 1, x) // x_i −= η_X r_i Yᵀ
+		md.project(x.Data)
 	}
 }
 
