@@ -264,13 +264,14 @@ func oneHot(y []int32, n, classes int) (*mat.Dense, error) {
 // XUpdate is the x-update of Chen & Liu's Eq. (11) (the last layer as the MSE ridge solution) for one layer:
 // the rows of the result minimise ½‖x − r‖² + ½‖x W − t‖² (row form of
 // ½‖x − relu(u_{d−1})‖² + ½‖t − W_d x‖²), i.e. x = (r + t Wᵀ)(I + W Wᵀ)⁻¹, with r = relu(u_{d−1})
-// and t = u_d (or y for the MSE top layer). W is n_d×n_{d+1}; the n_d×n_d SPD system is solved
-// by Cholesky.
+// and t = u_d (or y for the MSE top layer). W is n_d×n_{d+1}; the n_d×n_d SPD matrix I + W Wᵀ
+// is inverted once by Cholesky.
 //
-// Each row is an example's x_d: its right-hand side r_i + W t_iᵀ and its solve are done one row
-// at a time (a gemv and two triangular solves of fixed shape per row), not as one GEMM and one
-// multi-column solve over the batch, whose arithmetic for a row would depend on its offset in
-// the batch under OpenBLAS, and so on the example's slot and neighbours.
+// Each row is an example's x_d: its right-hand side r_i + W t_iᵀ and its product with the
+// inverse are done one row at a time (a gemv and a symv of fixed shape per row), not as one
+// GEMM and one multi-column solve over the batch, whose arithmetic for a row would depend on
+// its offset in the batch under OpenBLAS, and so on the example's slot and neighbours. (Two
+// triangular solves per row would do too, at twice the cost of the symv.)
 func XUpdate(r, t, w *mat.Dense) (*mat.Dense, error) {
 	nd, no := w.Dims()
 	var sys mat.SymDense
@@ -282,23 +283,21 @@ func XUpdate(r, t, w *mat.Dense) (*mat.Dense, error) {
 	if !chol.Factorize(&sys) {
 		return nil, errors.New("lifted: I + W Wᵀ is not positive definite (non-finite weights?)")
 	}
-	if c := chol.Cond(); c > mat.ConditionTolerance {
-		return nil, fmt.Errorf("lifted: x-update solve: %w", mat.Condition(c))
+	var inv mat.SymDense
+	if err := chol.InverseTo(&inv); err != nil {
+		return nil, fmt.Errorf("lifted: x-update solve: %w", err)
 	}
-	var u mat.TriDense // I + W Wᵀ = UᵀU
-	chol.UTo(&u)
-	ur := u.RawTriangular()
+	ir := inv.RawSymmetric()
 	n, _ := r.Dims()
 	x := mat.NewDense(n, nd, nil)
 	wr := w.RawMatrix()
+	rhs := blas64.Vector{N: nd, Inc: 1, Data: make([]float64, nd)}
 	for i := 0; i < n; i++ {
-		xi := blas64.Vector{N: nd, Inc: 1, Data: x.RawRowView(i)}
-		blas64.Gemv(blas.NoTrans, 1, wr, blas64.Vector{N: no, Inc: 1, Data: t.RawRowView(i)}, 0, xi) // W t_iᵀ
+		blas64.Gemv(blas.NoTrans, 1, wr, blas64.Vector{N: no, Inc: 1, Data: t.RawRowView(i)}, 0, rhs) // W t_iᵀ
 		for j, v := range r.RawRowView(i) {
-			xi.Data[j] += v
+			rhs.Data[j] += v
 		}
-		blas64.Trsv(blas.Trans, ur, xi)   // Uᵀ y = r_iᵀ + W t_iᵀ
-		blas64.Trsv(blas.NoTrans, ur, xi) // U x_iᵀ = y
+		blas64.Symv(1, ir, rhs, 0, blas64.Vector{N: nd, Inc: 1, Data: x.RawRowView(i)}) // x_iᵀ = (I + W Wᵀ)⁻¹(r_iᵀ + W t_iᵀ)
 	}
 	return x, nil
 }
