@@ -271,7 +271,7 @@ func oneHot(y []int32, n, classes int) (*mat.Dense, error) {
 // inverse are done one row at a time (a gemv and a symv of fixed shape per row), not as one
 // GEMM and one multi-column solve over the batch, whose arithmetic for a row would depend on
 // its offset in the batch under OpenBLAS, and so on the example's slot and neighbours. (Two
-// triangular solves per row would do too, at twice the cost of the symv.)
+// triangular solves per row would do too, at two to four times the cost of the symv.)
 func XUpdate(r, t, w *mat.Dense) (*mat.Dense, error) {
 	nd, no := w.Dims()
 	var sys mat.SymDense
@@ -293,6 +293,8 @@ func XUpdate(r, t, w *mat.Dense) (*mat.Dense, error) {
 	wr := w.RawMatrix()
 	rhs := blas64.Vector{N: nd, Inc: 1, Data: make([]float64, nd)}
 	for i := 0; i < n; i++ {
+		// No value of the previous row's, should a BLAS read y at β = 0.
+		clear(rhs.Data)
 		blas64.Gemv(blas.NoTrans, 1, wr, blas64.Vector{N: no, Inc: 1, Data: t.RawRowView(i)}, 0, rhs) // W t_iᵀ
 		for j, v := range r.RawRowView(i) {
 			rhs.Data[j] += v
