@@ -60,7 +60,7 @@ func samePerExample(a, b perExample) string {
 	return ""
 }
 
-// withRow returns rows (n×k) with row i removed.
+// withoutRow returns rows (n×k) without row i.
 func withoutRow(rows []float32, k, i int) []float32 {
 	return append(slices.Clone(rows[:i*k]), rows[(i+1)*k:]...)
 }
