@@ -69,8 +69,8 @@ test:
 
 # SLOT_TESTS compare every example's contribution with the example alone, bit for bit; test-only
 # runs them on the pure-Go BLAS too when the main build is OpenBLAS's, so both builds are held to it.
-SLOT_TESTS := -run 'TestEachExampleAloneBitForBit|TestSlotAmplification|TestShardedContributionsBitIdentical|TestCopiesAloneBitForBit' \
-	./models ./internal/mpi ./internal/augment
+SLOT_TESTS := -run 'TestEachExampleAloneBitForBit|TestSlotAmplification|TestShardedContributionsBitIdentical|TestCopiesAloneBitForBit|SlotInvariant' \
+	./models ./models/lifted ./internal/kernels ./internal/mpi ./internal/augment ./algorithm/dpmbcd/nmf
 
 test-only:
 	$(GO) vet $(TAGS) ./...
