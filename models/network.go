@@ -221,11 +221,15 @@ func (nw *Network) runLoaded(t *tape, start, m int) error {
 			l := &nw.plan.layers[j]
 			switch l.kind {
 			case kindDense, kindConv:
-				if l.b >= 0 {
-					bias := nw.params[l.b : l.b+l.k]
-					for r := 0; r < len(t.e[j]); r += l.k {
-						copy(t.e[j][r:r+l.k], bias)
-					}
+				if l.b < 0 {
+					// No bias: E is zero, and must be reset, since addPerturbation adds the
+					// noise of a perturbed pass into it.
+					clear(t.e[j])
+					continue
+				}
+				bias := nw.params[l.b : l.b+l.k]
+				for r := 0; r < len(t.e[j]); r += l.k {
+					copy(t.e[j][r:r+l.k], bias)
 				}
 			case kindGN:
 				for i := 0; i < t.n; i++ {

@@ -83,3 +83,50 @@ func TestPerturbedLossesIsABiasShift(t *testing.T) {
 		t.Error("Trace accepted a GroupNorm network")
 	}
 }
+
+// A perturbed pass must leave nothing behind: on layers without a bias the noise goes into an
+// input that no bias refills, so a later pass on the same graph (Evaluate, another perturbed
+// pass) would add it again. Losses after a perturbed pass must equal those before, bit for bit.
+func TestPerturbedLossesLeavesNoNoise(t *testing.T) {
+	for _, tc := range tinySpecs {
+		if tc.name != "logreg-nobias" && tc.name != "conv-gram-avgpool" {
+			continue
+		}
+		spec := tc.spec
+		spec.Chunk, spec.Engine = 4, "graph" // Evaluate runs on the graph the perturbed pass used
+		rng := rand.New(rand.NewPCG(3, 4))
+		nw, err := New(spec, rng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := randomBatch(rng, nw, 3)
+		lin := nw.LinearLayers()
+		clean := make([]float64, b.N)
+		if err := nw.PerturbedLosses(b, make([][]float32, len(lin)), clean); err != nil {
+			t.Fatal(err)
+		}
+		before, _ := nw.Evaluate(b)
+		noise := make([][]float32, len(lin))
+		for i, l := range lin {
+			noise[i] = make([]float32, b.N*l.Geometry.Rows*l.Geometry.Out)
+			for k := range noise[i] {
+				noise[i][k] = float32(rng.NormFloat64())
+			}
+		}
+		loss := make([]float64, b.N)
+		if err := nw.PerturbedLosses(b, noise, loss); err != nil {
+			t.Fatal(err)
+		}
+		if after, _ := nw.Evaluate(b); after.Loss != before.Loss {
+			t.Errorf("%s: Evaluate's loss %v before a perturbed pass, %v after", tc.name, before.Loss, after.Loss)
+		}
+		if err := nw.PerturbedLosses(b, make([][]float32, len(lin)), loss); err != nil {
+			t.Fatal(err)
+		}
+		for i := range loss {
+			if loss[i] != clean[i] {
+				t.Errorf("%s: example %d's unperturbed loss %v before a perturbed pass, %v after", tc.name, i, clean[i], loss[i])
+			}
+		}
+	}
+}
