@@ -132,7 +132,8 @@ func (nw *Network) build(n int, m mode, from int) (*tape, error) {
 				return nil, fmt.Errorf("models: %s: %w", l.name, err)
 			}
 		}
-		z, err := G.Mul(a, w)
+		// One product per example, not one over the chunk: see rowMatMulOp.
+		z, err := G.ApplyOp(rowMatMulOp{rows: l.rows(), out: newOutBuf()}, a, w)
 		if err != nil {
 			return nil, fmt.Errorf("models: %s: %w", l.name, err)
 		}
@@ -310,8 +311,9 @@ func (nw *Network) build(n int, m mode, from int) (*tape, error) {
 		}
 	}
 	// Only what a read needs is compiled: differentiating Z = A·W with respect to the added
-	// input E also creates ∂L/∂W = Aᵀ·∂L/∂Z, a GEMM per layer that ghost clipping recomputes
-	// with its per-example weights (ghost.go) and nothing reads; the subgraph leaves it out.
+	// input E also creates ∂L/∂W = Aᵀ·∂L/∂Z (weightGradOp), a GEMM per layer that ghost
+	// clipping recomputes with its per-example weights (ghost.go) and nothing reads; the
+	// subgraph leaves it out.
 	t.vm = G.NewTapeMachine(g.ExactSubgraphRoots(reads...))
 	return t, nil
 }
