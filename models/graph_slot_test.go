@@ -19,9 +19,9 @@ import (
 // (loss and linear-layer inputs) and perturbed losses to be bit-identical to those of the
 // target processed alone.
 
-// slotCase is a network with the slots to put the target at, a batch size and the chunk sizes
+// graphSlotCase is a network with the slots to put the target at, a batch size and the chunk sizes
 // to run it at (the first is the reference network's).
-type slotCase struct {
+type graphSlotCase struct {
 	name   string
 	spec   Spec
 	n      int
@@ -30,20 +30,20 @@ type slotCase struct {
 	short  []int // slots under -short (nil: the same)
 }
 
-var defaultSlots = []int{0, 1, 2, 5, 6, 11, 12, 31, 32, 39}
+var graphSlots = []int{0, 1, 2, 5, 6, 11, 12, 31, 32, 39}
 
-var slotCases = []slotCase{
+var graphSlotCases = []graphSlotCase{
 	// Chunk 64 holds the batch of 40 in one padded run; chunk 16 splits it into three, so that
 	// slots 12, 31, 32 and 39 are rows 12, 15, 0 and 7 of their chunk.
-	{name: "cnn-tramer-boneh", spec: Spec{Kind: "cnn-tramer-boneh"}, n: 40, slots: defaultSlots, chunks: []int{64, 16}},
-	{name: "lenet5", spec: Spec{Kind: "lenet5"}, n: 40, slots: defaultSlots, chunks: []int{64, 16}},
-	{name: "mlp-784-128-64-32-10", spec: Spec{Kind: "mlp-784-128-64-32-10"}, n: 40, slots: defaultSlots, chunks: []int{256, 16}},
-	{name: "scatternet-cnn-fmnist", spec: Spec{Kind: "scatternet-cnn-fmnist"}, n: 40, slots: defaultSlots, chunks: []int{64, 16}},
+	{name: "cnn-tramer-boneh", spec: Spec{Kind: "cnn-tramer-boneh"}, n: 40, slots: graphSlots, chunks: []int{64, 16}},
+	{name: "lenet5", spec: Spec{Kind: "lenet5"}, n: 40, slots: graphSlots, chunks: []int{64, 16}},
+	{name: "mlp-784-128-64-32-10", spec: Spec{Kind: "mlp-784-128-64-32-10"}, n: 40, slots: graphSlots, chunks: []int{256, 16}},
+	{name: "scatternet-cnn-fmnist", spec: Spec{Kind: "scatternet-cnn-fmnist"}, n: 40, slots: graphSlots, chunks: []int{64, 16}},
 	// Standardised conv weights: the per-example gradients are mapped back through Ŵ.
 	{name: "scatternet-cnn-fmnist-ws", spec: Spec{Kind: "scatternet-cnn-fmnist", WeightStandardization: true}, n: 40,
-		slots: defaultSlots, chunks: []int{64, 16}},
+		slots: graphSlots, chunks: []int{64, 16}},
 	{name: "mlp-gelu", spec: Spec{Kind: "mlp", Input: []int{784}, Classes: 10, Hidden: []int{128, 64}, Activation: "gelu"},
-		n: 40, slots: defaultSlots, chunks: []int{64, 16}},
+		n: 40, slots: graphSlots, chunks: []int{64, 16}},
 	// ResNet-20 costs about 0.6 s per 32 examples: a batch of 13 in chunks of 8 and 4 still
 	// puts the target's rows at every offset modulo OpenBLAS's unroll of 12 (its 1024, 256 and
 	// 64 rows a layer are all 4 modulo 12).
@@ -188,7 +188,7 @@ func (want slotOutputs) compare(got slotOutputs) []string {
 // slot, its neighbours, the batch size or the chunk size: they must equal, bit for bit, those
 // of the target alone in a batch of one.
 func TestGraphSlotInvariance(t *testing.T) {
-	for _, tc := range slotCases {
+	for _, tc := range graphSlotCases {
 		t.Run(tc.name, func(t *testing.T) {
 			slots := tc.slots
 			if testing.Short() && tc.short != nil {

@@ -252,7 +252,7 @@ func TestEachExampleAloneBitForBit(t *testing.T) {
 		t.Log("Fashion-MNIST not installed (apt-get install dataset-fashion-mnist): random targets only")
 	}
 	for _, tc := range slotCases() {
-		for _, engine := range []string{"direct"} {
+		for _, engine := range []string{"direct", "graph"} {
 			spec := tc.spec
 			spec.Engine = engine
 			nw, err := New(spec, rand.New(rand.NewPCG(11, 12)))
@@ -266,8 +266,13 @@ func TestEachExampleAloneBitForBit(t *testing.T) {
 			rng := rand.New(rand.NewPCG(13, 14))
 			d := nw.inDim
 			nt, shifts := 24, []int{0, 1, 2, 3, 5, 6, 7, 11, 12, 13, 17, 18, 23, 24, 31}
-			if tc.heavy {
+			switch {
+			case tc.heavy && engine == "graph":
+				nt, shifts = 6, []int{0, 1}
+			case tc.heavy:
 				nt, shifts = 10, []int{0, 1, 6}
+			case engine == "graph": // slower; TestGraphSlotInvariance covers it too
+				nt, shifts = 12, []int{0, 1, 2, 5, 6, 7, 12, 13}
 			}
 			if *slotLong {
 				nt, shifts = 2*nt, nil
@@ -333,7 +338,7 @@ func clippedContributions(t *testing.T, nw *Network, b Batch, clip float64) [][]
 // one rounding of each float32 sum (u·‖S‖, u = 2⁻²⁴).
 func TestSlotAmplification(t *testing.T) {
 	const clip = 1.0
-	for _, engine := range []string{"direct"} {
+	for _, engine := range []string{"direct", "graph"} {
 		nw, err := New(Spec{Kind: "cnn-tramer-boneh", Engine: engine}, rand.New(rand.NewPCG(21, 22)))
 		if err != nil {
 			t.Fatal(err)
