@@ -470,58 +470,71 @@ func distance(a, b []float32) float64 {
 	return math.Sqrt(sq)
 }
 
-// Each example alone, bit for bit, through the augmentation: on cnn-tramer-boneh at its real
-// 28×28 size, an example's average over K = 4 crops and flips (its view draw keyed by the
-// example alone) is the same bits at every slot of a batch that crosses the model's 32-sample
-// blocks and the oracle's copies, and equal to the example's average alone: its copies sit at
-// slots K·i … K·i+K−1 of the augmented batch, so any dependence of a copy's gradient on its row
+// Each example alone, bit for bit, through the augmentation: on real architectures at their
+// real sizes, an example's average over its copies (K = 4 crops and flips of a 28×28 image on
+// cnn-tramer-boneh; K = 2 of 3 precomputed 81×7×7 feature views on the ScatterNet CNN), its
+// draw keyed by the example alone, is the same bits at every slot of a batch that crosses the
+// model's 32-sample blocks, and equal to the example's average alone: its copies sit at slots
+// K·i … K·i+K−1 of the augmented batch, so any dependence of a copy's gradient on its row
 // offset would show here.
 func TestCopiesAloneBitForBit(t *testing.T) {
-	nw, err := models.New(models.Spec{Kind: "cnn-tramer-boneh"}, rand.New(rand.NewPCG(41, 42)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := Config{Multiplicity: 4, Flip: true, CropPadding: 2, Shape: [3]int{1, 28, 28}}
-	o, err := New(nw, cfg, [32]byte{3}, zero)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const n, d = 40, 784
-	rng := rand.New(rand.NewPCG(43, 44))
-	fill := optim.Batch{X: make([]float32, n*d), Y: make([]int32, n), N: n}
-	for i := range fill.X {
-		fill.X[i] = float32(rng.Float64())
-	}
-	for i := range fill.Y {
-		fill.Y[i] = int32(rng.IntN(10))
-	}
-	x := make([]float32, d)
-	for j := range x {
-		x[j] = float32(rng.Float64())
-	}
-	np := len(nw.Params())
-	average := func(b optim.Batch, at int) []float32 {
-		var g []float32
-		if _, err := o.PerSampleGradSum(b, func(i int, v []float32) {
-			if i == at {
-				g = append([]float32(nil), v...)
-			}
-		}, make([]float32, np)); err != nil {
+	for _, tc := range []struct {
+		name string
+		spec models.Spec
+		cfg  Config
+	}{
+		{"cnn-tramer-boneh/crops+flips", models.Spec{Kind: "cnn-tramer-boneh"},
+			Config{Multiplicity: 4, Flip: true, CropPadding: 2, Shape: [3]int{1, 28, 28}}},
+		{"scatternet-cnn-fmnist/views=3", models.Spec{Kind: "scatternet-cnn-fmnist"},
+			Config{Multiplicity: 2, Views: 3, Shape: [3]int{81, 7, 7}}},
+	} {
+		nw, err := models.New(tc.spec, rand.New(rand.NewPCG(41, 42)))
+		if err != nil {
 			t.Fatal(err)
 		}
-		if g == nil {
-			t.Fatalf("no average passed for example %d", at)
+		o, err := New(nw, tc.cfg, [32]byte{3}, zero)
+		if err != nil {
+			t.Fatal(err)
 		}
-		return g
-	}
-	alone := average(optim.Batch{X: x, Y: []int32{3}, N: 1}, 0)
-	for _, s := range []int{0, 1, 5, 6, 8, 12, 31, n} {
-		b := optim.Batch{X: slices.Concat(fill.X[:s*d], x, fill.X[s*d:]), Y: slices.Concat(fill.Y[:s], []int32{3}, fill.Y[s:]), N: n + 1}
-		got := average(b, s)
-		for k := range got {
-			if math.Float32bits(got[k]) != math.Float32bits(alone[k]) {
-				t.Errorf("slot %d: the example's averaged gradient differs from its own alone at coordinate %d (%v against %v)", s, k, got[k], alone[k])
-				break
+		const n = 40
+		d := tc.cfg.Row()
+		rng := rand.New(rand.NewPCG(43, 44))
+		fill := optim.Batch{X: make([]float32, n*d), Y: make([]int32, n), N: n}
+		for i := range fill.X {
+			fill.X[i] = float32(rng.Float64())
+		}
+		for i := range fill.Y {
+			fill.Y[i] = int32(rng.IntN(10))
+		}
+		x := make([]float32, d)
+		for j := range x {
+			x[j] = float32(rng.Float64())
+		}
+		np := len(nw.Params())
+		average := func(b optim.Batch, at int) []float32 {
+			var g []float32
+			if _, err := o.PerSampleGradSum(b, func(i int, v []float32) {
+				if i == at {
+					g = append([]float32(nil), v...)
+				}
+			}, make([]float32, np)); err != nil {
+				t.Fatal(err)
+			}
+			if g == nil {
+				t.Fatalf("%s: no average passed for example %d", tc.name, at)
+			}
+			return g
+		}
+		alone := average(optim.Batch{X: x, Y: []int32{3}, N: 1}, 0)
+		for _, s := range []int{0, 1, 5, 6, 8, 12, 31, n} {
+			b := optim.Batch{X: slices.Concat(fill.X[:s*d], x, fill.X[s*d:]), Y: slices.Concat(fill.Y[:s], []int32{3}, fill.Y[s:]), N: n + 1}
+			got := average(b, s)
+			for k := range got {
+				if math.Float32bits(got[k]) != math.Float32bits(alone[k]) {
+					t.Errorf("%s: slot %d: the example's averaged gradient differs from its own alone at coordinate %d (%v against %v)",
+						tc.name, s, k, got[k], alone[k])
+					break
+				}
 			}
 		}
 	}
