@@ -3,7 +3,9 @@
 // conv layer (LayerGeometry, SquaredNorms, ScaledSum), float64 sums of squares, the clipping
 // factor, the forward-only view of a network that DP-ULR uses (LinearLayer, Trace), and the
 // block problems of a lifted MLP that DP-MBCD solves (LiftedProblems, BlockGradient,
-// ProximalSolve).
+// ProximalSolve), and DenseRows, a dense product whose every element is computed the same way
+// whichever rows share the call (amd64 assembly with AVX2 and FMA), so that one example's
+// activations never depend on its slot in a batch.
 //
 // It sits below both package models and package optim and imports neither, nor gorgonia:
 // optim calls these kernels without depending on a model implementation, and models keeps
