@@ -37,9 +37,12 @@ import (
 //   - No work that nothing reads: weight gradients are computed once, already clipped; ops
 //     before the first parameter layer compute no input gradient.
 //   - Buffers are allocated for the chunk size once and reused by every call.
-//   - Each example alone, bit for bit: every product whose rows are one example's (a dense
-//     layer's zₖ = Wᵀxₖ and W·gₖ, a conv layer's PₖŴ and GₖŴᵀ) is one BLAS call of a fixed
-//     shape per example, never one GEMM over the block. OpenBLAS computes the rows of a GEMM at
+//   - Each example alone, bit for bit: every product whose rows are one example's is computed
+//     so that its result depends on that example alone, never by one BLAS GEMM over the block:
+//     a conv layer's PₖŴ and GₖŴᵀ as one GEMM of a fixed shape per example, a dense layer's
+//     zₖ = Wᵀxₖ and W·gₖ by kernels.DenseRows (every element one chain of fused multiply-adds
+//     in a fixed order, whichever rows share the call) where the CPU has AVX2 and FMA, and
+//     as one gemv per example elsewhere. OpenBLAS computes the rows of a GEMM at
 //     different offsets along different micro-kernel paths (on its Haswell kernels, a row's
 //     offset modulo 12 and the edge tiles), which differ in the last bit, and a max-pool
 //     near-tie or a tanh turns that bit into a different gradient: an example's contribution
@@ -108,9 +111,13 @@ type direct struct {
 	gnG   [][]float32 // GroupNorm layer j: each sample's γ and β gradients, n × 2c
 	wp    [][]float32 // conv layer j's weight with rows in patch order (kernel row, column, channel); Ŵ if standardised
 	hat   [][]float32 // standardised conv layer j: Ŵ in parameter row order
-	inv   [][]float64 // standardised conv layer j: 1/σ per output channel (ws.go)
-	mean  []float64   // standardise's scratch
-	perm  [][]int32   // conv layer j: perm[r] is the parameter row of patch-order row r
+	// Dense layer j for denseFMA: its weight with the columns padded to a multiple of 16 (nil
+	// when they are: the parameters serve), and its transpose likewise (nil when no gradient
+	// flows to its input).
+	fw, bw [][]float32
+	inv    [][]float64 // standardised conv layer j: 1/σ per output channel (ws.go)
+	mean   []float64   // standardise's scratch
+	perm   [][]int32   // conv layer j: perm[r] is the parameter row of patch-order row r
 
 	sq    []float64 // per-sample squared gradient norms
 	scale []float32 // per-sample clip factors
@@ -119,6 +126,8 @@ type direct struct {
 	partOff  []int       // conv or GroupNorm layer j's offset within a block's partial sum
 	part     [][]float64 // per block
 	g64      []float64   // the clipped sum over every chunk, rounded to float32 once at the end
+	a64      [][]float64 // dense op i: the chunk's A in float64, n × d, for the clipped sum
+	g64d     [][]float64 // dense op i: the chunk's scaled G in float64, n × k
 	stats    []Stats     // per block
 	psum     [][]float64 // per block: PerSampleGradSum's partial sums, one parameter vector each
 	errs     []error     // per block
@@ -132,13 +141,15 @@ type directScratch struct {
 	// (alignedF32): a conv layer's patch gradient and output gradient, a dense layer's input
 	// and output vectors.
 	dp, gin, vin, vout []float32
-	key                []int32   // max pooling: keys and indices
-	max2               []float32 // max pooling 2/1: pair maxima
-	norm               []float32 // squaredNorms, column sums
-	norm64             []float64 // squaredNorms' Gram matrices in float64
-	gn64               []float64 // GroupNorm's per-channel accumulators
-	gn32               []float32 // GroupNorm's per-channel coefficients
-	accum              []float32 // an op's input gradient for one block, before it is added to another's
+	// denseFMA's output for a block when a dense layer's width is not a multiple of 16.
+	dense  []float32
+	key    []int32   // max pooling: keys and indices
+	max2   []float32 // max pooling 2/1: pair maxima
+	norm   []float32 // squaredNorms, column sums
+	norm64 []float64 // squaredNorms' Gram matrices in float64
+	gn64   []float64 // GroupNorm's per-channel accumulators
+	gn32   []float32 // GroupNorm's per-channel coefficients
+	accum  []float32 // an op's input gradient for one block, before it is added to another's
 	// Conv layers whose per-sample gradients are materialised to compute their norms
 	// (keepSample): the block's per-sample weight gradients and bias gradients, by layer.
 	mat, bias [][]float32
@@ -148,8 +159,6 @@ type directScratch struct {
 	sample, wtmp []float32
 	// standardiseBack's scratch.
 	wsAcc []float64
-	// A dense layer's slice of A and its G in float64, for the clipped sum.
-	t64 []float64
 	// One example's P and G in float64 for its conv norm, on a 64-byte boundary.
 	one64 []float64
 }
@@ -379,6 +388,13 @@ func (dr *direct) alloc(n int) {
 		}
 	}
 	dr.dout[no-1] = dr.gl
+	dr.a64, dr.g64d = make([][]float64, no), make([][]float64, no)
+	for i := range dr.ops {
+		if o := &dr.ops[i]; o.kind == opDense {
+			l := &nw.plan.layers[o.p]
+			dr.a64[i], dr.g64d[i] = make([]float64, n*l.d), make([]float64, n*l.k)
+		}
+	}
 	dr.sq, dr.scale = make([]float64, n), make([]float32, n)
 	nb := (n + dr.block - 1) / dr.block
 	dr.part = make([][]float64, nb)
@@ -415,6 +431,7 @@ func (dr *direct) scratch(w int) *directScratch {
 		}
 		s.dp, s.gin = alignedF32(dp), alignedF32(gin)
 		s.vin, s.vout = alignedF32(vec), alignedF32(vec)
+		s.dense = make([]float32, dr.block*kernels.Pad16(vec))
 		s.key, s.max2 = make([]int32, best), make([]float32, best)
 		s.accum = make([]float32, dr.block*acc)
 		s.gn64, s.gn32 = make([]float64, gn), make([]float32, 3*gn/2)
@@ -464,6 +481,9 @@ func (dr *direct) parallel(tasks int, f func(t, worker int)) {
 // layer is: the forward and backward passes then run on Ŵ, and wp is the Ŵ that maps
 // gradients back (standardiseBack is the same map whatever the order of a column's rows).
 func (dr *direct) refreshWeights() {
+	if kernels.DenseFMA() {
+		dr.denseOperands()
+	}
 	for j, wp := range dr.wp {
 		if wp == nil {
 			continue
@@ -476,6 +496,47 @@ func (dr *direct) refreshWeights() {
 		}
 		for r, pr := range dr.perm[j] {
 			copy(wp[r*l.k:(r+1)*l.k], src[int(pr)*l.k:int(pr+1)*l.k])
+		}
+	}
+}
+
+// denseOperands lays out the dense layers' weights for denseFMA: W (d×k) with its columns
+// padded to a multiple of 16 where they are not, and Wᵀ (k×d) likewise for the layers whose
+// input gradient is needed; the padding columns stay zero.
+func (dr *direct) denseOperands() {
+	nl := len(dr.nw.plan.layers)
+	if dr.fw == nil {
+		dr.fw, dr.bw = make([][]float32, nl), make([][]float32, nl)
+		for i := range dr.ops {
+			o := &dr.ops[i]
+			if o.kind != opDense {
+				continue
+			}
+			l := &dr.nw.plan.layers[o.p]
+			if l.k%16 != 0 {
+				dr.fw[o.p] = make([]float32, l.d*kernels.Pad16(l.k))
+			}
+			if o.prop {
+				dr.bw[o.p] = make([]float32, l.k*kernels.Pad16(l.d))
+			}
+		}
+	}
+	for j := range dr.fw {
+		l := &dr.nw.plan.layers[j]
+		w := dr.nw.params[l.w : l.w+l.d*l.k]
+		if f := dr.fw[j]; f != nil {
+			kp := kernels.Pad16(l.k)
+			for r := 0; r < l.d; r++ {
+				copy(f[r*kp:r*kp+l.k], w[r*l.k:(r+1)*l.k])
+			}
+		}
+		if b := dr.bw[j]; b != nil {
+			dp := kernels.Pad16(l.d)
+			for r := 0; r < l.d; r++ {
+				for c, v := range w[r*l.k : (r+1)*l.k] {
+					b[c*dp+r] = v
+				}
+			}
 		}
 	}
 }
@@ -550,6 +611,17 @@ func (dr *direct) forward(lo, m int, s *directScratch) {
 		switch o.kind {
 		case opDense:
 			l := &dr.nw.plan.layers[o.p]
+			if kernels.DenseFMA() {
+				w, kp := params[l.w:l.w+l.d*l.k], l.k
+				if f := dr.fw[o.p]; f != nil {
+					w, kp = f, kernels.Pad16(l.k)
+				}
+				kernels.DenseRows(x, is, w, kp, y, os, m, l.d, l.k, s.dense)
+				if l.b >= 0 {
+					addBias(y, params[l.b:l.b+l.k])
+				}
+				break
+			}
 			w := general(l.d, l.k, params[l.w:])
 			xin, yout := s.vin[:l.d], s.vout[:l.k]
 			for k := 0; k < m; k++ {
@@ -715,6 +787,10 @@ func (dr *direct) backward(lo, m int, s *directScratch) {
 		switch o.kind {
 		case opDense:
 			l := &dr.nw.plan.layers[o.p]
+			if kernels.DenseFMA() {
+				kernels.DenseRows(dy, os, dr.bw[o.p], kernels.Pad16(l.d), dx, is, m, l.k, l.d, s.dense)
+				break
+			}
 			w := general(l.d, l.k, params[l.w:])
 			gin, dxo := s.vin[:l.k], s.vout[:l.d]
 			for k := 0; k < m; k++ {
@@ -921,13 +997,19 @@ func (dr *direct) clipBlock(start, lo, m int, clip float64, needNorms bool, norm
 			continue
 		}
 		if l.kind != kindConv {
-			// Dense: G scaled here, summed by the chunk's GEMM (chunk).
+			// Dense: G scaled here, summed by the chunk's GEMM (chunk), in float64 when the
+			// sum is clipped: the block's A and scaled G are converted here, while they are in
+			// this core's cache.
 			if needNorms {
 				for k, c := range dr.scale[lo : lo+m] {
 					if c != 1 {
 						blas32.Scal(c, blas32.Vector{N: l.k, Inc: 1, Data: g[k*l.k:]})
 					}
 				}
+			}
+			if !math.IsInf(clip, 1) {
+				toF64(dr.a64[i][lo*l.d:(lo+m)*l.d], a)
+				toF64(dr.g64d[i][lo*l.k:(lo+m)*l.k], g)
 			}
 			continue
 		}
@@ -1125,16 +1207,20 @@ func (dr *direct) chunk(b Batch, start, m int, grad []float32, clip float64, nee
 			return
 		}
 		cols := tk.r1 - tk.r0
-		s.t64 = kernels.GrowF64(s.t64, m*(cols+l.k))
-		a64, gz64 := s.t64[:m*cols], s.t64[m*cols:m*(cols+l.k)]
-		for r := 0; r < m; r++ {
-			for c, v := range a[r*l.d+tk.r0 : r*l.d+tk.r1] {
-				a64[r*cols+c] = float64(v)
+		if math.IsInf(clip, 1) {
+			// No clipping: nothing is released privately, so the product may round in
+			// float32.
+			s.wtmp = kernels.Grow(s.wtmp, cols*l.k)
+			w := s.wtmp[:cols*l.k]
+			blas32.Gemm(blas.Trans, blas.NoTrans, 1, blas32.General{Rows: m, Cols: cols, Stride: l.d, Data: a[tk.r0:]},
+				general(m, l.k, g), 0, general(cols, l.k, w))
+			for t, v := range w {
+				g64[l.w+tk.r0*l.k+t] += float64(v)
 			}
+			return
 		}
-		toF64(gz64, g[:m*l.k])
-		blas64.Gemm(blas.Trans, blas.NoTrans, 1, blas64.General{Rows: m, Cols: cols, Stride: cols, Data: a64},
-			blas64.General{Rows: m, Cols: l.k, Stride: l.k, Data: gz64}, 1,
+		blas64.Gemm(blas.Trans, blas.NoTrans, 1, blas64.General{Rows: m, Cols: cols, Stride: l.d, Data: dr.a64[tk.i][tk.r0:]},
+			blas64.General{Rows: m, Cols: l.k, Stride: l.k, Data: dr.g64d[tk.i][:m*l.k]}, 1,
 			blas64.General{Rows: cols, Cols: l.k, Stride: l.k, Data: g64[l.w+tk.r0*l.k : l.w+tk.r1*l.k]})
 	})
 	return nil
