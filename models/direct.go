@@ -97,8 +97,9 @@ func (o *dOp) outSize() int { return o.oh * o.ow * o.oc }
 type direct struct {
 	nw    *Network
 	ops   []dOp
-	block int // samples one goroutine carries through a step (directBlock or fewer, see newDirect)
-	n     int // samples the buffers hold
+	block int  // samples one goroutine carries through a step (directBlock or fewer, see newDirect)
+	fma   bool // dense layers run kernels.DenseRows (the CPU has AVX2 and FMA), else one gemv per sample
+	n     int  // samples the buffers hold
 
 	x     []float32   // the chunk's inputs, NHWC
 	out   [][]float32 // op i's output, n × outSize
@@ -174,7 +175,7 @@ const directBlockFloats = 1 << 24
 // not run (gelu, non-square kernels, global average pooling of a non-square input).
 func newDirect(nw *Network) *direct {
 	p := nw.plan
-	dr := &direct{nw: nw}
+	dr := &direct{nw: nw, fma: kernels.DenseFMA()}
 	var h, w, c int // the current tensor's shape
 	cur := -1       // the op whose output is the current tensor (-1: the input)
 	var saved []int // ops whose outputs save layers pushed
@@ -481,7 +482,7 @@ func (dr *direct) parallel(tasks int, f func(t, worker int)) {
 // layer is: the forward and backward passes then run on Ŵ, and wp is the Ŵ that maps
 // gradients back (standardiseBack is the same map whatever the order of a column's rows).
 func (dr *direct) refreshWeights() {
-	if kernels.DenseFMA() {
+	if dr.fma {
 		dr.denseOperands()
 	}
 	for j, wp := range dr.wp {
@@ -611,7 +612,7 @@ func (dr *direct) forward(lo, m int, s *directScratch) {
 		switch o.kind {
 		case opDense:
 			l := &dr.nw.plan.layers[o.p]
-			if kernels.DenseFMA() {
+			if dr.fma {
 				w, kp := params[l.w:l.w+l.d*l.k], l.k
 				if f := dr.fw[o.p]; f != nil {
 					w, kp = f, kernels.Pad16(l.k)
@@ -787,7 +788,7 @@ func (dr *direct) backward(lo, m int, s *directScratch) {
 		switch o.kind {
 		case opDense:
 			l := &dr.nw.plan.layers[o.p]
-			if kernels.DenseFMA() {
+			if dr.fma {
 				kernels.DenseRows(dy, os, dr.bw[o.p], kernels.Pad16(l.d), dx, is, m, l.k, l.d, s.dense)
 				break
 			}
