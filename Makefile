@@ -72,12 +72,14 @@ test:
 SLOT_TESTS := -run 'TestEachExampleAloneBitForBit|TestSlotAmplification|TestShardedContributionsBitIdentical|TestCopiesAloneBitForBit|SlotInvariant' \
 	./models ./models/lifted ./internal/kernels ./internal/mpi ./internal/augment ./algorithm/dpmbcd/nmf
 
+# go test's output goes through internal/cmd/testsummary: go test's own lines, then every
+# skipped test with its reason (no ../shared, no MPI, not root...) and a closing count.
 test-only:
 	$(GO) vet $(TAGS) ./...
-	$(GO) test $(TAGS) -count=1 -timeout 20m ./...
+	set -o pipefail; $(GO) test $(TAGS) -count=1 -timeout 20m -json ./... | $(GO) run ./internal/cmd/testsummary
 	@if [ "$(BLAS)" = openblas ]; then \
 		echo "test: the per-example bit tests on the pure-Go BLAS"; \
-		$(GO) test -count=1 -timeout 10m $(SLOT_TESTS); \
+		set -o pipefail; $(GO) test -count=1 -timeout 10m -json $(SLOT_TESTS) | $(GO) run ./internal/cmd/testsummary; \
 	fi
 
 # The demo trains configs/quickstart.yaml on Fashion-MNIST; without the dataset (no root to
