@@ -141,6 +141,10 @@ func ExampleMakePrivateWithEpsilon() {
 		log.Fatal(err)
 	}
 	for _, g := range sess.Epsilon() {
+		if g.Err != nil { // this accountant's theorem does not cover the run: no number
+			fmt.Printf("%s: %v\n", g.Accountant, g.Err)
+			continue
+		}
 		fmt.Printf("%s: ε = %.2f (%s)\n", g.Accountant, g.Epsilon, g.Label)
 	}
 	fmt.Printf("accuracy %.2f\n", accuracy(net, x, y))
