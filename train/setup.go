@@ -43,6 +43,14 @@ func loadData(ctx context.Context, cfg *Config, seed uint64, log *logrus.Logger,
 			return nil, nil, nil, err
 		}
 	}
+	// Labels and widths before anything else: a damaged file is named before a step spends
+	// privacy on it.
+	if err := ds.Check(); err != nil {
+		return nil, nil, nil, err
+	}
+	if n := ds.Train.NonFinite(); n > 0 {
+		log.Warnf("data: %d training examples of %s have NaN or infinite inputs: each is clipped to zero (contributes nothing) whenever it is sampled", n, ds.Name)
+	}
 	if needTrain && ds.Train.Len() == 0 {
 		return nil, nil, nil, fmt.Errorf("dataset %s at %s has no training split (only test files were found): point data.dir at a directory with the training files, or run dptrain data download --dataset %s",
 			ds.Name, ds.Source, ds.Name)
