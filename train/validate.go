@@ -185,6 +185,12 @@ func (r *Algorithms) Validate(c *Config) error {
 			}
 		} else {
 			pos("optimizer.noise_multiplier", o.NoiseMultiplier.Value)
+			// The noise is drawn and added in float32: a standard deviation σ·C within a
+			// factor of 64 of float32's largest value makes noisy sums infinite.
+			if sd := o.NoiseMultiplier.Value * o.ClipNorm; alg.ClipNorm && sd > math.MaxFloat32/64 {
+				bad("optimizer.noise_multiplier × optimizer.clip_norm = %g × %g = %g: the Gaussian noise's standard deviation σ·C is beyond float32's range (%.3g; the noise is added in float32, so every noisy sum would be infinite): lower the noise multiplier or the clip norm",
+					o.NoiseMultiplier.Value, o.ClipNorm, sd, math.MaxFloat32/64)
+			}
 		}
 		if len(p.Accountants) == 0 {
 			bad("privacy.accountants is empty: list at least one, e.g. [rdp]")
