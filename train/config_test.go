@@ -66,6 +66,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"auto without target", minimal, []string{"optimizer.noise_multiplier=auto"}, "target_epsilon is not set"},
 		{"noise word", minimal, []string{"optimizer.noise_multiplier=lots"}, "want a number or auto"},
 		{"negative sigma", minimal, []string{"optimizer.noise_multiplier=-1"}, "noise_multiplier = -1"},
+		{"a list for the config", "- name: x\n- data: y\n", nil, "line 1: the config must be a section of keys (key: value lines), not a list"},
+		{"a list for a section", strings.Replace(minimal, "data:\n  dataset: fashion-mnist\n", "data:\n  - fashion-mnist\n", 1), nil, "data must be a section of keys (key: value lines), not a list"},
 		{"noise beyond float32", minimal, []string{"optimizer.noise_multiplier=1e36", "optimizer.clip_norm=1e3"}, "the Gaussian noise's standard deviation σ·C is beyond float32's range"},
 		{"algorithm", minimal, []string{"optimizer.algorithm=dp-adam"}, "optimizer.algorithm = \"dp-adam\""},
 		{"modelmix momentum", minimal, []string{"optimizer.algorithm=modelmix", "optimizer.update=momentum", "optimizer.momentum=0.9", "optimizer.modelmix.gap=1"}, "momentum or Adam state breaks"},

@@ -65,7 +65,7 @@ func (r *Algorithms) checkNode(n *yaml.Node, t reflect.Type, path string, bad co
 	switch t.Kind() {
 	case reflect.Struct:
 		if n.Kind != yaml.MappingNode {
-			bad(n, "%s must be a section of keys (key: value lines), not %q", orTop(path), n.Value)
+			bad(n, "%s must be a section of keys (key: value lines), not %s", orTop(path), describeNode(n))
 			return
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -248,6 +248,17 @@ func join(path, key string) string {
 		return key
 	}
 	return path + "." + key
+}
+
+// describeNode says what a YAML node is, for a message about a node of the wrong kind.
+func describeNode(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list (lines starting with \"- \"): remove the dashes"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	return fmt.Sprintf("the value %q", n.Value)
 }
 
 func orTop(path string) string {
