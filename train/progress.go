@@ -84,7 +84,9 @@ type part struct {
 // progressLine renders the line for step s at rate steps per second within width columns
 // (0: no limit).
 func progressLine(s *StepInfo, privacy []ModeEpsilon, rate float64, width int) string {
-	build := func(short bool) []part {
+	// short abbreviates the labels; compact writes each ε as mode=value followed by the
+	// abbreviated label, for the narrowest terminals.
+	build := func(short, compact bool) []part {
 		var ps []part
 		const bar = 20
 		if s.TotalSteps > 0 {
@@ -103,6 +105,14 @@ func progressLine(s *StepInfo, privacy []ModeEpsilon, rate float64, width int) s
 			ps = append(ps, part{fmt.Sprintf("test %.4f", s.Test.Accuracy), 2})
 		}
 		for _, m := range privacy {
+			if compact {
+				v := "n/a"
+				if m.Error == "" {
+					v = fmt.Sprintf("%.3f%s", m.Epsilon, shortLabel(m.Label))
+				}
+				ps = append(ps, part{m.Mode + "=" + v, 8})
+				continue
+			}
 			if m.Error != "" {
 				ps = append(ps, part{fmt.Sprintf("ε[%s]=n/a", m.Mode), 7})
 				continue
@@ -123,13 +133,14 @@ func progressLine(s *StepInfo, privacy []ModeEpsilon, rate float64, width int) s
 		return strings.Join(t, " ")
 	}
 	if width <= 0 {
-		return join(build(false))
+		return join(build(false, false))
 	}
 	// Drop the bar, the epoch, the test accuracy, the rate, the accuracy and the loss; then
-	// abbreviate the labels and drop those again; then the time left. ε of every mode and the
-	// step count are never dropped.
-	for _, short := range []bool{false, true} {
-		ps := build(short)
+	// abbreviate the labels and drop those again; then the time left; then write each ε as
+	// mode=value. ε of every mode and the step count are never dropped.
+	for stage := range 3 {
+		short, compact := stage > 0, stage > 1
+		ps := build(short, compact)
 		last := 5
 		if short {
 			last = 6
@@ -144,7 +155,7 @@ func progressLine(s *StepInfo, privacy []ModeEpsilon, rate float64, width int) s
 			ps = dropLevel(ps, level)
 		}
 	}
-	r := []rune(join(build(true)))
+	r := []rune(join(build(true, true)))
 	return string(r[:max(0, width-1)]) + "…"
 }
 

@@ -25,6 +25,7 @@ func TestProgressLineFitsTheTerminal(t *testing.T) {
 		{160, []string{"1234/3516", "ETA 1m54s", "loss 0.4124", "ε[rdp,certified]=1.432", "ε[pld,certified]=1.109", "ε[gdp,approximate]=0.988"}},
 		{100, []string{"1234/3516", "ETA 1m54s", "ε[rdp,c]=1.432", "ε[pld,c]=1.109", "ε[gdp,~]=0.988", "ε[chien-li]=n/a"}},
 		{80, []string{"1234/3516", "ε[rdp,c]=1.432", "ε[pld,c]=1.109", "ε[gdp,~]=0.988", "ε[chien-li]=n/a"}},
+		{60, []string{"1234/3516", "rdp=1.432c", "pld=1.109c", "gdp=0.988~", "chien-li=n/a"}},
 	} {
 		line := progressLine(s, privacy, 20, tc.width)
 		if tc.width > 0 && utf8.RuneCountInString(line) > tc.width {
