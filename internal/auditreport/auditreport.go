@@ -40,8 +40,13 @@ func Save(dir string, r *audit.Report) error {
 // warning for a seeded run, and where the report and the run's private files are.
 func WriteText(out io.Writer, r *audit.Report) error {
 	s := r.Summary
-	fmt.Fprintf(out, "%s: %s on %s, %s; %d/%d steps, q = %.5g, σ = %s, C = %g, test accuracy %.4f\n",
-		s.Name, s.Algorithm, s.Dataset, s.Model, s.Steps, s.PlannedSteps, s.SampleRate, train.FormatUp(s.NoiseMultiplier, 5), s.ClipNorm, s.TestAccuracy)
+	// An algorithm that clips nothing (DP-SGLD) bounds a gradient by its Lipschitz constant L.
+	bound := fmt.Sprintf("C = %.4g", s.ClipNorm)
+	if s.ClipNorm == 0 && s.Lipschitz > 0 {
+		bound = fmt.Sprintf("L = %.4g", s.Lipschitz)
+	}
+	fmt.Fprintf(out, "%s: %s on %s, %s; %d/%d steps, q = %.5g, σ = %s, %s, test accuracy %.4f\n",
+		s.Name, s.Algorithm, s.Dataset, s.Model, s.Steps, s.PlannedSteps, s.SampleRate, train.FormatUp(s.NoiseMultiplier, 5), bound, s.TestAccuracy)
 	b := r.Bound
 	fmt.Fprintf(out, "audit (%s, %s neighbours): %d canaries, %d included", r.Threat, r.Adjacency, r.Canaries, r.Included)
 	if r.Support > 0 {

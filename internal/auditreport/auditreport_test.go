@@ -49,3 +49,24 @@ func TestSaveAndWriteText(t *testing.T) {
 		}
 	}
 }
+
+// The header names the gradient bound the run used: C for a clipping algorithm, and for one
+// that clips nothing (DP-SGLD) its Lipschitz constant L, rounded, never "C = 0".
+func TestWriteTextNamesTheBound(t *testing.T) {
+	for _, tc := range []struct {
+		sum        train.Summary
+		want, absent string
+	}{
+		{train.Summary{Name: "a", Algorithm: "dp-sgd", ClipNorm: 1.5}, "C = 1.5,", "L ="},
+		{train.Summary{Name: "b", Algorithm: "dp-sgld", Lipschitz: 2.0000000000000004}, "L = 2,", "C = 0"},
+	} {
+		var out strings.Builder
+		if err := WriteText(&out, &audit.Report{Summary: &tc.sum}); err != nil {
+			t.Fatal(err)
+		}
+		head := strings.SplitN(out.String(), "\n", 2)[0]
+		if !strings.Contains(head, tc.want) || strings.Contains(head, tc.absent) {
+			t.Errorf("%s: header %q, want %q and no %q", tc.sum.Algorithm, head, tc.want, tc.absent)
+		}
+	}
+}
