@@ -54,7 +54,7 @@ func TestSaveAndWriteText(t *testing.T) {
 // that clips nothing (DP-SGLD) its Lipschitz constant L, rounded, never "C = 0".
 func TestWriteTextNamesTheBound(t *testing.T) {
 	for _, tc := range []struct {
-		sum        train.Summary
+		sum          train.Summary
 		want, absent string
 	}{
 		{train.Summary{Name: "a", Algorithm: "dp-sgd", ClipNorm: 1.5}, "C = 1.5,", "L ="},
