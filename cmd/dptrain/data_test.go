@@ -15,8 +15,17 @@ import (
 // runDptrain runs the command line with args and returns what it printed and its error.
 func runDptrain(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
+	return runDptrainAs(t, "", args...)
+}
+
+// runDptrainAs is runDptrain with the program started as prog ("": unknown, as in tests).
+func runDptrainAs(t *testing.T, prog string, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
 	var out, errw bytes.Buffer
 	root := newRootCmd()
+	if prog != "" {
+		root.Annotations = map[string]string{invokedKey: prog}
+	}
 	root.SetOut(&out)
 	root.SetErr(&errw)
 	root.SetArgs(args)

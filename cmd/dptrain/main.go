@@ -7,10 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	"github.com/spf13/cobra"
 )
 
 func main() {
-	if err := newRootCmd().Execute(); err != nil {
+	root := newRootCmd()
+	root.Annotations = map[string]string{invokedKey: os.Args[0]}
+	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "dptrain:", err)
 		var e *exitError
 		if errors.As(err, &e) {
@@ -18,4 +22,17 @@ func main() {
 		}
 		os.Exit(1)
 	}
+}
+
+// invokedKey is the root command's annotation holding the program as it was started
+// (os.Args[0]: bin/dptrain, ./dptrain, dptrain), so that the commands it prints to continue a
+// run can be pasted as they are.
+const invokedKey = "invoked"
+
+// invoked returns the program as it was started, "dptrain" when unknown (tests).
+func invoked(cmd *cobra.Command) string {
+	if v := cmd.Root().Annotations[invokedKey]; v != "" {
+		return v
+	}
+	return "dptrain"
 }

@@ -110,6 +110,12 @@ func TestEveryShippedConfigResumesFromItsSavedConfig(t *testing.T) {
 // run ended before the signal.
 func interruptRun(t *testing.T, p string, cfg *train.Config, cifar string, steps int) (run string, runErr error, finished bool) {
 	t.Helper()
+	return interruptRunAs(t, "", p, cfg, cifar, steps)
+}
+
+// interruptRunAs is interruptRun with the program started as prog (runDptrainAs).
+func interruptRunAs(t *testing.T, prog, p string, cfg *train.Config, cifar string, steps int) (run string, runErr error, finished bool) {
+	t.Helper()
 	run = filepath.Join(t.TempDir(), "run")
 	sets := []string{"output.dir=" + run, "training.steps=" + strconv.Itoa(steps), "training.checkpoint_every=2",
 		"training.eval_every=0", "data.train_subset=1024", "data.test_subset=128"}
@@ -131,7 +137,7 @@ func interruptRun(t *testing.T, p string, cfg *train.Config, cifar string, steps
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := runDptrain(t, args...)
+		_, _, err := runDptrainAs(t, prog, args...)
 		done <- err
 	}()
 	deadline := time.Now().Add(120 * time.Second)
@@ -160,4 +166,43 @@ func interruptRun(t *testing.T, p string, cfg *train.Config, cifar string, steps
 	}
 	// A run that ended just as the signal came reports success.
 	return run, runErr, runErr == nil
+}
+
+// The command printed to continue an interrupted run is the program as it was started
+// (bin/dptrain from the README, ./dptrain, …), so that it can be pasted as it is.
+func TestResumeHintNamesTheProgramAsStarted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains")
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM)
+	defer signal.Stop(sig)
+	// The quick start on the synthetic mixture, which needs no dataset installed.
+	b, err := os.ReadFile("../../configs/quickstart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(strings.Replace(string(b), "dataset: fashion-mnist", "dataset: synthetic-mixture", 1), "normalize: standard", "normalize: none", 1)
+	p := filepath.Join(t.TempDir(), "quickstart.yaml")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := train.LoadConfig(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for steps := 64; ; steps *= 4 {
+		run, runErr, finished := interruptRunAs(t, "bin/dptrain", p, cfg, "", steps)
+		if finished {
+			if steps > 4000 {
+				t.Fatal("every run finished before SIGTERM reached it")
+			}
+			continue
+		}
+		want := "bin/dptrain train --config " + filepath.Join(run, "config.yaml") + " --resume"
+		if runErr == nil || !strings.Contains(runErr.Error(), want) {
+			t.Fatalf("message %v does not give %q", runErr, want)
+		}
+		return
+	}
 }

@@ -98,13 +98,13 @@ another process runs is reported as running elsewhere. Each cell's output goes t
 			}.Run(ctx, p)
 			fmt.Fprint(out, sweepline.Totals(p.Suite, rep))
 			if sig := received(); sig != nil {
-				return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s: interrupted; the %d running cells were asked to checkpoint. Resume with:\n  dptrain sweep run %s", sig, len(rep.Interrupted), args[0])}
+				return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s: interrupted; the %d running cells were asked to checkpoint. Resume with:\n  %s sweep run %s", sig, len(rep.Interrupted), invoked(cmd), args[0])}
 			}
 			if err != nil {
 				return err
 			}
 			if rep.Failed > 0 {
-				return fmt.Errorf("%d cells failed: see their log.txt, fix, and run `dptrain sweep run %s` again", rep.Failed, args[0])
+				return fmt.Errorf("%d cells failed: see their log.txt, fix, and run `%s sweep run %s` again", rep.Failed, invoked(cmd), args[0])
 			}
 			return nil
 		},
@@ -149,8 +149,8 @@ process runs exits with status 75 (running elsewhere).`,
 				if err != nil {
 					return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s: %v", sig, err)}
 				}
-				return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s: cell %d interrupted at step %d; a checkpoint was saved in %s. Continue with:\n  dptrain sweep run-cell %s --index %d",
-					sig, index, sum.Steps, train.PrivatePath(sum.OutputDir, train.CheckpointFile), args[0], index)}
+				return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s: cell %d interrupted at step %d; a checkpoint was saved in %s. Continue with:\n  %s sweep run-cell %s --index %d",
+					sig, index, sum.Steps, train.PrivatePath(sum.OutputDir, train.CheckpointFile), invoked(cmd), args[0], index)}
 			}
 			if err != nil || sum == nil { // nil: a rank other than 0 of a data-parallel cell
 				return err

@@ -115,8 +115,8 @@ directory and reports, and ε is the single-process ε (docs/distributed.md).`,
 				return err
 			}
 			if sig := received(); sig != nil && sum.Interrupted {
-				return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s: %s; a checkpoint was saved in %s, and the model is kept in private/ until the planned end. Continue with:\n  dptrain train --config %s --resume",
-					sig, sum.StoppedEarly, train.PrivatePath(sum.OutputDir, train.CheckpointFile), sum.ConfigFile)}
+				return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s: %s; a checkpoint was saved in %s, and the model is kept in private/ until the planned end. Continue with:\n  %s train --config %s --resume",
+					sig, sum.StoppedEarly, train.PrivatePath(sum.OutputDir, train.CheckpointFile), invoked(cmd), sum.ConfigFile)}
 			}
 			return nil
 		},
