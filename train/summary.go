@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
+
+	"github.com/dptrain/dptrain/accounting"
 
 	"github.com/dptrain/dptrain/data"
 )
@@ -122,4 +125,23 @@ func ReadTiming(runDir string) (*Timing, error) {
 		return nil, fmt.Errorf("%s: %w", PrivatePath(runDir, TimingFile), err)
 	}
 	return tm, nil
+}
+
+// heldNote is Summary.Held for a run interrupted after step of total steps: where its model
+// and summary are kept, and which of the run's accountants (names) cover an intermediate model
+// released besides the final one.
+func heldNote(step, total int, model, private string, names []string, run accounting.Run) string {
+	note := fmt.Sprintf("interrupted after step %d of %d: the model (%s) and this summary are kept in %s until the run reaches its planned end (resume it with --resume). An intermediate model released besides the final one is a second release", step, total, model, private)
+	every, last := byRelease(names, run)
+	if len(every) > 0 {
+		note += fmt.Sprintf(": the ε of %s bounds every iterate, so it covers both", strings.Join(every, ", "))
+	}
+	if len(last) > 0 {
+		sep := "; "
+		if len(every) == 0 {
+			sep = ": "
+		}
+		note += sep + "the hidden-state bound of " + strings.Join(last, ", ") + " covers the last iterate only and not this release"
+	}
+	return note
 }

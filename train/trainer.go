@@ -572,8 +572,7 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 		Reproducible: cfg.Seed != nil, BLAS: models.BLAS(), ModelFile: modelPath, OutputDir: out,
 	}
 	if interrupted {
-		sum.Held = fmt.Sprintf("interrupted after step %d of %d: the model (%s) and this summary are kept in %s until the run reaches its planned end (resume it with --resume). An intermediate model released besides the final one is a second release: the composition accountants' ε (rdp, pld, gdp) bounds every iterate, so it covers both; the hidden-state accountants bound the last iterate only and do not",
-			step, t.total, modelPath, PrivatePath(out)+string(filepath.Separator))
+		sum.Held = heldNote(step, t.total, modelPath, PrivatePath(out)+string(filepath.Separator), cfg.Privacy.Accountants, t.plan.Run)
 	}
 	if sum.ClipNorm == 0 && t.plan.Run.Lipschitz > 0 {
 		sum.Lipschitz = t.plan.Run.Lipschitz
