@@ -17,8 +17,9 @@ import (
 )
 
 // Checkpoint is the state a run needs to resume: the parameters, the update rule's state, the
-// step counter and the privacy ledger (the accountants are rebuilt by replaying it, so ε
-// continues from where it was and is never reset).
+// step counter and the privacy ledger's length and head (the accountants are rebuilt by
+// replaying the run's ledger file, verified against them, so ε continues from where it was and
+// is never reset).
 //
 // File format (little-endian), written atomically:
 //
@@ -46,8 +47,16 @@ type CheckpointHeader struct {
 	ElapsedSec float64 `json:"elapsed_s,omitempty"`
 	// NoiseMultiplier is the σ the run used (after calibration, when auto).
 	NoiseMultiplier float64 `json:"noise_multiplier"`
-	// Ledger is the run-length list of every step record composed so far.
+	// Ledger is the run-length list of every step record composed so far. A resume of the
+	// YAML trainer composes the ledger file (LedgerFile), never this copy.
 	Ledger []accounting.Step `json:"ledger"`
+	// LedgerLines is the number of lines of the run's ledger file when the checkpoint was
+	// written, LedgerHead the SHA-256 (hex) of the last of them (LedgerGenesis when there are
+	// none): a resume refuses a ledger that does not reach them. Covered by the checksum like
+	// the rest of the header; empty for a run without accountants, and in checkpoints written
+	// before the ledger was chained.
+	LedgerLines int    `json:"ledger_lines,omitempty"`
+	LedgerHead  string `json:"ledger_head,omitempty"`
 	// State holds the optimizer's scalar state (e.g. Adam's step count).
 	State map[string]float64 `json:"state,omitempty"`
 	// Streams holds the states of the noise and sampling generators of a seeded run, so that

@@ -40,7 +40,9 @@ the run's differential-privacy guarantee and must not be published: the per-step
 (%s, %s) hold the training loss, the accuracy on private batches and the
 realised (un-noised) batch size; the checkpoints (checkpoint-<step>.dpt, %s) hold
 intermediate iterates. %s is the run's privacy ledger: every private step ever executed
-on the data, on every branch of the run; ε is computed from it, so never shorten or delete it.
+on the data, on every branch of the run; ε is computed from it, so never shorten, edit or
+delete it: its lines are chained by hash and checked against every checkpoint, and a run
+whose ledger is damaged is not resumed. Keep a backup of it with the run.
 %s holds a seeded run's seed, from which every batch and noise draw can be regenerated.
 The files that may be published are in the directory above:
 %s, %s (ε per accounting mode, test evaluation) and %s.

@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,10 +49,14 @@ func toLegacyLayout(t *testing.T, dir string) {
 
 // A run directory written by an older dptrain (checkpoints and metrics at the top) is refused,
 // whether resumed, resumed from a named checkpoint or overwritten, with the command that moves
-// its files into private/; once they are moved, the run resumes.
+// its files into private/; once they are moved, the run resumes (given its ledger).
 func TestLegacyRunDirectoryIsRefusedUntilMoved(t *testing.T) {
 	dir := t.TempDir()
 	runUntilCrash(t, dir, 15)
+	ledger, err := os.ReadFile(PrivatePath(dir, LedgerFile))
+	if err != nil {
+		t.Fatal(err)
+	}
 	toLegacyLayout(t, dir)
 	for _, tc := range []struct {
 		name string
@@ -88,6 +93,14 @@ func TestLegacyRunDirectoryIsRefusedUntilMoved(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+	}
+	// The layout is accepted; the checkpoints were written with a ledger, which must be there.
+	var le *LedgerError
+	if _, err := resume(t, dir, Options{}); !errors.As(err, &le) || le.Damage != LedgerMissing {
+		t.Fatalf("after moving the files into private/, without the ledger: %v, want a missing ledger", err)
+	}
+	if err := os.WriteFile(PrivatePath(dir, LedgerFile), ledger, 0o600); err != nil {
+		t.Fatal(err)
 	}
 	sum, err := resume(t, dir, Options{})
 	if err != nil {

@@ -24,6 +24,9 @@ func (t *Trainer) snapshotCheckpoint(step int) (*Checkpoint, error) {
 			ElapsedSec: t.elapsed(), Ledger: sc.Ledger, Sampler: sc.Sampler, Streams: sc.Streams, State: sc.OptimizerScalars},
 		Vectors: map[string][]float32{"params": sc.Params},
 	}
+	if t.ledger != nil {
+		c.Header.LedgerLines, c.Header.LedgerHead = t.ledger.lines, t.ledger.head
+	}
 	for k, v := range sc.OptimizerVectors {
 		c.Vectors["optim/"+k] = v
 	}
@@ -91,11 +94,12 @@ func (t *Trainer) apply(c *Checkpoint, path string) (int, error) {
 		}
 	}
 	// The accountants are fed from the run's ledger file (Run), which holds every step
-	// ever executed; the checkpoint's copy only stands in for a missing file.
+	// ever executed and must reach the head the checkpoint recorded; the checkpoint's copy of
+	// the records is never composed.
 	if err := t.ema.restore(c.Vectors["ema"], path); err != nil {
 		return 0, err
 	}
-	t.checkpointLedger = c.Header.Ledger
+	t.resumed = &ledgerAnchor{lines: c.Header.LedgerLines, head: c.Header.LedgerHead, from: path}
 	if c.Header.Step > t.total {
 		return 0, fmt.Errorf("checkpoint %s is at step %d, beyond this run's %d planned steps: raise training.steps (or training.epochs) to continue", path, c.Header.Step, t.total)
 	}

@@ -33,6 +33,9 @@ func olderCheckpoints(dir string) []string {
 // checkpoint writes the run's state after step and rotates the kept checkpoints.
 func (t *Trainer) checkpoint(step int) error {
 	dir := PrivatePath(t.cfg.Output.Dir)
+	if err := t.checkRunDir(); err != nil {
+		return err
+	}
 	if t.ledger != nil {
 		// The ledger reaches the disk before the checkpoint that follows its steps.
 		if err := t.ledger.sync(); err != nil {

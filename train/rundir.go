@@ -147,6 +147,16 @@ func isRunDir(dir string) bool {
 	return false
 }
 
+// checkRunDir returns an error when the run's ledger is no longer the file this run holds
+// (removed or replaced while it runs): checked after every step and before every checkpoint,
+// so that no step goes unrecorded in the ledger a resume reads.
+func (t *Trainer) checkRunDir() error {
+	if t.ledger != nil {
+		return t.ledger.checkFile()
+	}
+	return nil
+}
+
 // Close releases the run directory's lock. Run releases it when it returns; Close is for a
 // Trainer that is prepared (New) and then not run. It may be called more than once.
 func (t *Trainer) Close() {

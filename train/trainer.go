@@ -116,10 +116,10 @@ type Trainer struct {
 	changes []string
 	// lastCheckpoint is the newest checkpoint written or resumed from ("" before the first).
 	lastCheckpoint string
-	// ledger is the run's privacy ledger file (LedgerFile), which only grows;
-	// checkpointLedger is the ledger stored in the checkpoint resumed from.
-	ledger           *runLedger
-	checkpointLedger []accounting.Step
+	// ledger is the run's privacy ledger file (LedgerFile), which only grows; resumed is the
+	// record of it (length and head) in the checkpoint resumed from, nil for a new run.
+	ledger  *runLedger
+	resumed *ledgerAnchor
 	// givenStop is privacy.stop_accountant as the config gave it, before resolution.
 	givenStop string
 	// abandoned is the number of steps the ledger holds beyond this branch's trajectory
@@ -535,6 +535,9 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 			if err := h.AfterStep(si); err != nil {
 				return nil, fmt.Errorf("step %d: %w", step, err)
 			}
+		}
+		if err := t.checkRunDir(); err != nil {
+			return nil, fmt.Errorf("after step %d: %w", step, err)
 		}
 		if c := cfg.Training.CheckpointEvery; c > 0 && step%c == 0 {
 			if err := t.checkpoint(step); err != nil {

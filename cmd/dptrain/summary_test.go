@@ -40,3 +40,45 @@ func TestDPSGLDSummaryPrintsLipschitzConstant(t *testing.T) {
 		t.Errorf("DP-SGLD summary:\n%s", out)
 	}
 }
+
+// --resume verifies the run's privacy ledger against its checkpoint's record of it: a ledger
+// deleted, cut short or edited stops the resume, naming the damage, instead of yielding a
+// smaller ε; put back as it was, the ledger resumes again.
+func TestResumeRefusesDamagedLedger(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.yaml")
+	os.WriteFile(cfg, []byte(synthConfig), 0o644)
+	run := filepath.Join(dir, "run")
+	if _, _, err := runDptrain(t, "train", "--config", cfg, "--no-progress", "--set", "output.dir="+run); err != nil {
+		t.Fatal(err)
+	}
+	ledger := filepath.Join(run, "private", "ledger.jsonl")
+	honest, err := os.ReadFile(ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(honest), "\n")
+	for _, c := range []struct {
+		name   string
+		ledger string // "": no file
+		want   string // "": the resume succeeds
+	}{
+		{"untampered", string(honest), ""},
+		{"deleted", "", "is damaged (missing)"},
+		{"truncated", strings.Join(lines[:10], ""), "is damaged (truncated, line 11)"},
+		{"sigma edited", strings.Join(lines[:1], "") + strings.Replace(lines[1], `"NoiseMultiplier":1,`, `"NoiseMultiplier":100,`, 1) + strings.Join(lines[2:], ""), "is damaged (edited, line 2)"},
+		{"put back", string(honest), ""},
+	} {
+		os.Remove(ledger)
+		if c.ledger != "" {
+			os.WriteFile(ledger, []byte(c.ledger), 0o600)
+		}
+		_, _, err := runDptrain(t, "train", "--config", filepath.Join(run, "config.yaml"), "--resume", "--no-progress")
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "restore private/ledger.jsonl from a backup")):
+			t.Errorf("%s: %v, want an error saying %q", c.name, err, c.want)
+		}
+	}
+}
