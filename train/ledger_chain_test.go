@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/dptrain/dptrain/accounting/modes"
@@ -277,6 +278,55 @@ func TestResumeRefusesTamperedLedger(t *testing.T) {
 	}
 }
 
+// Removing the lock file does not unlock the run directory: a second trainer on it is
+// refused while the first holds it, and the first still runs to its end.
+func TestSecondWriterRefusedAfterLockFileRemoved(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := ParseConfig([]byte(synthetic), []string{"output.dir=" + dir, "training.steps=10"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := New(context.Background(), cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	if err := os.Remove(PrivatePath(dir, LockFile)); err != nil {
+		t.Fatal(err)
+	}
+	second, err := New(context.Background(), cfg, Options{})
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "in use") {
+		if second != nil {
+			second.Close()
+		}
+		t.Fatalf("a second trainer after rm private/lock: %v, want %v", err, ErrLocked)
+	}
+	if _, err := first.Run(context.Background()); err != nil {
+		t.Fatalf("the first trainer: %v", err)
+	}
+	// Released at the end of the run: a resume takes the directory.
+	resumed, err := New(context.Background(), cfg, Options{Resume: true})
+	if err != nil {
+		t.Fatalf("a resume after the run: %v", err)
+	}
+	resumed.Close()
+
+	// The same for LockDir as the sweeps use it.
+	cell := t.TempDir()
+	release, err := LockDir(cell, "lock", "cell 0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	os.Remove(filepath.Join(cell, "lock"))
+	if r, err := LockDir(cell, "lock", "cell 0"); !errors.Is(err, ErrLocked) {
+		if r != nil {
+			r()
+		}
+		t.Errorf("LockDir after its file was removed: %v, want %v", err, ErrLocked)
+	}
+}
+
 // A ledger removed or replaced while the run writes it stops the run at its next step, before
 // a step goes unrecorded: the file at private/ledger.jsonl must be the one the run holds.
 func TestRunStopsWhenLedgerRemovedWhileRunning(t *testing.T) {
@@ -327,6 +377,54 @@ func TestRunStopsWhenLedgerRemovedWhileRunning(t *testing.T) {
 			t.Log(err)
 			if le.Line != 5 || !strings.Contains(err.Error(), "stops") {
 				t.Errorf("error at line %d: %v; want it found after line 5, saying the run stops", le.Line, err)
+			}
+		})
+	}
+}
+
+// The lock is held on the private directory itself, not only on the lock file.
+func TestLockHoldsPrivateDirectory(t *testing.T) {
+	dir := t.TempDir()
+	release, err := LockDir(dir, "lock", "test dir")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	f, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); !errors.Is(err, syscall.EWOULDBLOCK) {
+		t.Errorf("flock of the locked directory: %v, want EWOULDBLOCK", err)
+	}
+}
+
+// Where the file system cannot lock a directory (NFS), only the lock file is locked, and a
+// writer stops once that file is removed or replaced; where it can, removing the file changes
+// nothing for the holder.
+func TestLockFileWatchedWhereDirectoryCannotBeLocked(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		flockDir func(int) error
+		stop     bool
+	}{
+		{"directory locked", flockNB, false},
+		{"file only", func(int) error { return syscall.ENOLCK }, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			l, err := lockDir(dir, LockFile, "test dir", c.flockDir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.release()
+			if err := l.check(); err != nil {
+				t.Fatalf("check of a held lock: %v", err)
+			}
+			os.Remove(filepath.Join(dir, LockFile))
+			if err := l.check(); (err != nil) != c.stop {
+				t.Errorf("check after the lock file was removed: %v; want an error: %v", err, c.stop)
 			}
 		})
 	}

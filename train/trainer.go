@@ -125,8 +125,8 @@ type Trainer struct {
 	// abandoned is the number of steps the ledger holds beyond this branch's trajectory
 	// (steps of branches the run abandoned by continuing from an older checkpoint).
 	abandoned int
-	// unlock releases the run directory's lock (LockFile), taken by New.
-	unlock func()
+	// lock is the run directory's lock (its PrivateDir and LockFile), taken by New.
+	lock *dirLock
 }
 
 // InterruptedError is the error of New when its context is cancelled (Ctrl-C, SIGTERM) while
