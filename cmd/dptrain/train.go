@@ -48,7 +48,8 @@ every accountant is always shown, the last value computed until the next.
 Every private step is appended to private/ledger.jsonl, the run's privacy ledger, which only
 grows: a resume, from the newest checkpoint or an older one (--resume-from), composes all of
 it, so ε counts every step ever executed on the data, on every branch, and the summary says
-when a rewind happened. The timing of a run is in private/timing.json (it depends on the
+when a rewind happened. Its lines are chained by hash and each checkpoint records its length
+and head: a ledger deleted, cut short or edited stops the resume (restore it from a backup). The timing of a run is in private/timing.json (it depends on the
 realised batch sizes), not in summary.json.
 
 Ctrl-C (SIGINT) and SIGTERM save a checkpoint and stop with status 130 or 143; continue with
