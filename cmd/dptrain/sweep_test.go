@@ -241,7 +241,8 @@ func TestSweepRunInterruptCheckpointsAndResumes(t *testing.T) {
 	if p.Done(0) {
 		t.Fatal("the cell finished before the interruption: give it more steps")
 	}
-	if status != 130 || !strings.Contains(errOut, "interrupted") || !strings.Contains(errOut, "dptrain sweep run "+plan) {
+	// The command to resume names the program as it was started: here this test binary.
+	if status != 130 || !strings.Contains(errOut, "interrupted") || !strings.Contains(errOut, os.Args[0]+" sweep run "+plan) {
 		t.Errorf("after SIGINT: status %d, stderr %q; want 130, \"interrupted\" and the command to resume", status, errOut)
 	}
 	if !regexp.MustCompile(`cell 0 dp-sgd: interrupted, checkpoint at step \d+`).MatchString(out) || strings.Contains(out, "1 failed") {
