@@ -105,7 +105,7 @@ type Session struct {
 	cfg     Config
 	model   optim.GradientOracle
 	src     Source
-	sampler data.Sampler
+	sampler *data.Sampler
 	opt     optim.Optimizer
 	live    *accounting.Live
 	stop    StopRule
@@ -161,7 +161,7 @@ type Parts struct {
 	// (Sampler.DatasetSize() must equal Data.Len()).
 	Model   optim.GradientOracle
 	Data    Source
-	Sampler data.Sampler
+	Sampler *data.Sampler
 	// Optimizer takes the private steps. With a target it must be an optim.Declarer, so
 	// that the next step's records are known before the step runs.
 	Optimizer optim.Optimizer

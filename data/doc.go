@@ -22,6 +22,9 @@
 //
 // # Samplers
 //
-// Poisson, PoissonWithRejection, WithoutReplacement, Shuffled, ShuffledOnce and Full
-// implement Sampler. Their Scheme values equal accounting.Sampling's.
+// NewSampler builds a Sampler of one of the schemes (SchemePoisson, SchemePoissonWithRejection,
+// SchemeWithoutReplacement, SchemeShuffled, SchemeShuffledOnce, SchemeFull), whose values equal
+// accounting.Sampling's. Sampler is a concrete type, and BatchInfo, the declaration it returns
+// with every batch, has only unexported fields: a declaration always comes from the sampler
+// that drew the batch, and no program can write one.
 package data

@@ -1,22 +1,22 @@
 package data
 
-// Full returns every example, 0..n−1, every step (full-batch gradient descent).
-type Full struct {
+// fullSampler returns every example, 0..n−1, every step (full-batch gradient descent).
+type fullSampler struct {
 	n    int
 	step int
 }
 
-// NewFull returns the full-batch sampler over n examples.
-func NewFull(n int) (*Full, error) {
+// newFull returns the full-batch sampler over n examples.
+func newFull(n int) (*fullSampler, error) {
 	if n <= 0 {
 		return nil, checkFixed("full", n, 1, nil)
 	}
-	return &Full{n: n}, nil
+	return &fullSampler{n: n}, nil
 }
 
 // Next returns 0..n−1.
-func (s *Full) Next(dst []int) ([]int, BatchInfo) {
-	info := declared(s, BatchInfo{Step: s.step, Epoch: s.step})
+func (s *fullSampler) Next(dst []int) ([]int, BatchInfo) {
+	info := declared(s, at(s.step, 1, 0))
 	s.step++
 	dst = dst[:0]
 	for i := range s.n {
@@ -25,8 +25,10 @@ func (s *Full) Next(dst []int) ([]int, BatchInfo) {
 	return dst, info
 }
 
-func (s *Full) Scheme() Scheme             { return SchemeFull }
-func (s *Full) SampleRate() float64        { return 1 }
-func (s *Full) ExpectedBatchSize() float64 { return float64(s.n) }
-func (s *Full) StepsPerEpoch() int         { return 1 }
-func (s *Full) DatasetSize() int           { return s.n }
+func (s *fullSampler) Scheme() Scheme             { return SchemeFull }
+func (s *fullSampler) SampleRate() float64        { return 1 }
+func (s *fullSampler) ExpectedBatchSize() float64 { return float64(s.n) }
+func (s *fullSampler) StepsPerEpoch() int         { return 1 }
+func (s *fullSampler) DatasetSize() int           { return s.n }
+
+func (s *fullSampler) drawn() int { return s.step }

@@ -7,23 +7,23 @@ import (
 )
 
 // minAcceptance is the smallest probability that a Poisson draw reaches MinBatchSize that
-// PoissonWithRejection accepts: below it, sampling would loop for millions of draws per step.
+// rejectionSampler accepts: below it, sampling would loop for millions of draws per step.
 const minAcceptance = 1e-6
 
-// PoissonWithRejection is DP-ULR's sampler (Feng et al., "Forward Learning with Differential Privacy", Definition 3.4): a Poisson(q) subsample
+// rejectionSampler is DP-ULR's sampler (Feng et al., "Forward Learning with Differential Privacy", Definition 3.4): a Poisson(q) subsample
 // of the n examples, rejected and redrawn while it has fewer than MinBatchSize examples.
-type PoissonWithRejection struct {
-	poisson  *Poisson
+type rejectionSampler struct {
+	poisson  *poissonSampler
 	minBatch int
 	accept   float64 // P(Bin(n, q) ≥ minBatch)
 	mean     float64 // E[Bin(n, q) | ≥ minBatch]
 	step     int
 }
 
-// NewPoissonWithRejection returns the sampler with rate q and threshold minBatch ≥ 1. It
+// newPoissonWithRejection returns the sampler with rate q and threshold minBatch ≥ 1. It
 // refuses thresholds that a Poisson draw reaches with probability below 1e-6.
-func NewPoissonWithRejection(n int, q float64, minBatch int, rng *rand.Rand) (*PoissonWithRejection, error) {
-	p, err := NewPoisson(n, q, rng)
+func newPoissonWithRejection(n int, q float64, minBatch int, rng *rand.Rand) (*rejectionSampler, error) {
+	p, err := newPoisson(n, q, rng)
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +35,7 @@ func NewPoissonWithRejection(n int, q float64, minBatch int, rng *rand.Rand) (*P
 	if !(accept >= minAcceptance) {
 		return nil, fmt.Errorf("data: rejection threshold %d is reached with probability %.3g by a Poisson batch of mean %.1f; lower the threshold, e.g. to at most q·n/2", minBatch, accept, q*float64(n))
 	}
-	return &PoissonWithRejection{poisson: p, minBatch: minBatch, accept: accept,
+	return &rejectionSampler{poisson: p, minBatch: minBatch, accept: accept,
 		mean: (q*float64(n) - belowMean) / accept}, nil
 }
 
@@ -58,29 +58,31 @@ func binomialLowerTail(n int, q float64, m int) (p, mean float64) {
 }
 
 // Next returns the next accepted batch; info.Rejected counts the draws discarded before it.
-func (s *PoissonWithRejection) Next(dst []int) ([]int, BatchInfo) {
-	info := declared(s, BatchInfo{Step: s.step, Epoch: s.step / s.StepsPerEpoch()})
+func (s *rejectionSampler) Next(dst []int) ([]int, BatchInfo) {
+	info := declared(s, at(s.step, s.StepsPerEpoch(), 0))
 	s.step++
 	for {
 		dst = s.poisson.draw(dst)
 		if len(dst) >= s.minBatch {
 			return dst, info
 		}
-		info.Rejected++
+		info.rejected++
 	}
 }
 
-func (s *PoissonWithRejection) Scheme() Scheme      { return SchemePoissonWithRejection }
-func (s *PoissonWithRejection) SampleRate() float64 { return s.poisson.q }
+func (s *rejectionSampler) Scheme() Scheme      { return SchemePoissonWithRejection }
+func (s *rejectionSampler) SampleRate() float64 { return s.poisson.q }
 
 // ExpectedBatchSize is E[|B| | |B| ≥ MinBatchSize], slightly above qn.
-func (s *PoissonWithRejection) ExpectedBatchSize() float64 { return s.mean }
-func (s *PoissonWithRejection) StepsPerEpoch() int         { return s.poisson.StepsPerEpoch() }
-func (s *PoissonWithRejection) DatasetSize() int           { return s.poisson.n }
+func (s *rejectionSampler) ExpectedBatchSize() float64 { return s.mean }
+func (s *rejectionSampler) StepsPerEpoch() int         { return s.poisson.StepsPerEpoch() }
+func (s *rejectionSampler) DatasetSize() int           { return s.poisson.n }
 
 // MinBatchSize is the rejection threshold N_B.
-func (s *PoissonWithRejection) MinBatchSize() int { return s.minBatch }
+func (s *rejectionSampler) MinBatchSize() int { return s.minBatch }
 
 // AcceptanceProbability is P(|B| ≥ N_B) for one Poisson draw; the mean number of rejections
 // per batch is 1/AcceptanceProbability − 1.
-func (s *PoissonWithRejection) AcceptanceProbability() float64 { return s.accept }
+func (s *rejectionSampler) AcceptanceProbability() float64 { return s.accept }
+
+func (s *rejectionSampler) drawn() int { return s.step }

@@ -30,27 +30,32 @@ const (
 
 // BatchInfo describes one batch a sampler drew: where it falls in the run, and the sampler's
 // declaration of how it was drawn (scheme, rate, fixed batch size, dataset size, rejection
-// threshold), which accountants interpret. The declaration is set only by this package's
-// samplers (Next and PlannedBatch): a private step takes it from the batch, so that a program
-// cannot pair one sampler with another scheme's declaration. A BatchInfo built any other way
-// declares nothing, and private steps refuse it.
+// threshold), which accountants interpret. Every field is unexported and set only by this
+// package's Sampler (Next and Planned): a program can read a BatchInfo, never write one, so it
+// cannot pair a batch with another scheme's declaration. The zero BatchInfo declares nothing,
+// and private steps refuse it.
 type BatchInfo struct {
-	// Step counts the batches drawn before this one, from 0.
-	Step int
-	// Epoch is the epoch the batch belongs to, from 0: Step / StepsPerEpoch.
-	Epoch int
-	// BatchIndex is the batch's position in its epoch's partition for Shuffled and
-	// ShuffledOnce (for ShuffledOnce the partition is the same every epoch), from 0; it is 0
-	// for the other schemes, which have no partition.
-	BatchIndex int
-	// Rejected is how many Poisson draws PoissonWithRejection discarded (as smaller than its
-	// MinBatchSize) before this batch; 0 for the other schemes.
-	Rejected int
+	step, epoch, index, rejected int
 
 	scheme           Scheme
 	rate             float64
 	size, n, minSize int
 }
+
+// Step counts the batches drawn before this one, from 0.
+func (b BatchInfo) Step() int { return b.step }
+
+// Epoch is the epoch the batch belongs to, from 0: Step / StepsPerEpoch.
+func (b BatchInfo) Epoch() int { return b.epoch }
+
+// BatchIndex is the batch's position in its epoch's partition for Shuffled and ShuffledOnce
+// (for ShuffledOnce the partition is the same every epoch), from 0; it is 0 for the other
+// schemes, which have no partition.
+func (b BatchInfo) BatchIndex() int { return b.index }
+
+// Rejected is how many Poisson draws PoissonWithRejection discarded (as smaller than its
+// MinBatchSize) before this batch; 0 for the other schemes, and for a planned batch.
+func (b BatchInfo) Rejected() int { return b.rejected }
 
 // Scheme is the sampling scheme that drew the batch ("" if no sampler of this package did).
 func (b BatchInfo) Scheme() Scheme { return b.scheme }
@@ -69,7 +74,7 @@ func (b BatchInfo) DatasetSize() int { return b.n }
 func (b BatchInfo) MinBatchSize() int { return b.minSize }
 
 // declared returns info with s's declaration.
-func declared(s Sampler, info BatchInfo) BatchInfo {
+func declared(s drawer, info BatchInfo) BatchInfo {
 	info.scheme, info.rate, info.n = s.Scheme(), s.SampleRate(), s.DatasetSize()
 	switch info.scheme {
 	case SchemePoisson:
@@ -87,74 +92,136 @@ func declared(s Sampler, info BatchInfo) BatchInfo {
 	return info
 }
 
-// PlannedBatch returns the public description of the batch sampler s will draw at step k
-// (from 0), without drawing anything: its step, epoch and, for the partition schemes
-// (Shuffled, ShuffledOnce), its index in the partition, and the sampler's declaration.
-// Rejected is left 0: it is random.
-// Calibration uses it to declare every planned step before training.
-func PlannedBatch(s Sampler, k int) BatchInfo {
-	e := s.StepsPerEpoch()
-	info := BatchInfo{Step: k, Epoch: k / e}
-	if sc := s.Scheme(); sc == SchemeShuffled || sc == SchemeShuffledOnce {
-		info.BatchIndex = k % e
-	}
-	return declared(s, info)
-}
+// at returns the position part of a BatchInfo for step k of a sampler with e steps per epoch;
+// index is the batch's place in its epoch's partition (0 for the schemes without one).
+func at(k, e, index int) BatchInfo { return BatchInfo{step: k, epoch: k / e, index: index} }
 
-// Sampler picks the indices of each step's batch from a dataset of DatasetSize examples. It
-// declares its scheme and rate so that accountants can check them; its randomness comes only
-// from the *rand.Rand it was built with.
-type Sampler interface {
-	// Next returns the indices of the next batch, appended to dst[:0] (so that a dst of
-	// sufficient capacity is reused without allocating), and what the batch was.
+// drawer is one sampling scheme's implementation; Sampler is the only type that exposes one.
+type drawer interface {
 	Next(dst []int) (batch []int, info BatchInfo)
-	// Scheme names the sampling scheme.
 	Scheme() Scheme
-	// SampleRate is q: the Poisson rate, or b/n for fixed-size schemes, or 1 for full batch.
 	SampleRate() float64
-	// ExpectedBatchSize is the mean batch size: qn for Poisson, b for fixed-size schemes. For
-	// PoissonWithRejection it is the mean of the accepted (truncated) batches.
 	ExpectedBatchSize() float64
-	// StepsPerEpoch is the number of steps counted as one epoch: ⌊n/b⌋ for the partition
-	// schemes (the last partial batch is dropped), ⌈n/b⌉ for WithoutReplacement, ⌈1/q⌉ for
-	// the Poisson schemes and 1 for Full.
 	StepsPerEpoch() int
-	// DatasetSize is n.
 	DatasetSize() int
-	// MarshalBinary and UnmarshalBinary save and restore the sampler's position (and its
-	// permutation, for the schemes that keep one) for resuming a run; UnmarshalBinary refuses
-	// a state written by a sampler of another scheme or size. The random generator is not
-	// included.
+	// drawn is the number of batches drawn (the position a checkpoint restores).
+	drawn() int
 	encoding.BinaryMarshaler
 	encoding.BinaryUnmarshaler
 }
 
+// Sampler picks the indices of each step's batch from a dataset of DatasetSize examples, by
+// one of the schemes (Scheme), and declares with every batch how it drew it. It is a concrete
+// type, built only by NewSampler: no other type can stand in for it, so a batch's declaration
+// always comes from the code that drew the batch. Its randomness comes only from the
+// *rand.Rand it was built with.
+//
+// A Sampler is not safe for concurrent use.
+type Sampler struct {
+	d drawer
+}
+
+// Next returns the indices of the next batch, appended to dst[:0] (so that a dst of sufficient
+// capacity is reused without allocating), and what the batch was.
+func (s *Sampler) Next(dst []int) (batch []int, info BatchInfo) { return s.d.Next(dst) }
+
+// Scheme names the sampling scheme.
+func (s *Sampler) Scheme() Scheme { return s.d.Scheme() }
+
+// SampleRate is q: the Poisson rate, or b/n for fixed-size schemes, or 1 for full batch.
+func (s *Sampler) SampleRate() float64 { return s.d.SampleRate() }
+
+// ExpectedBatchSize is the mean batch size: qn for Poisson, b for fixed-size schemes. For
+// PoissonWithRejection it is the mean of the accepted (truncated) batches.
+func (s *Sampler) ExpectedBatchSize() float64 { return s.d.ExpectedBatchSize() }
+
+// StepsPerEpoch is the number of steps counted as one epoch: ⌊n/b⌋ for the partition schemes
+// (the last partial batch is dropped), ⌈n/b⌉ for WithoutReplacement, ⌈1/q⌉ for the Poisson
+// schemes and 1 for Full.
+func (s *Sampler) StepsPerEpoch() int { return s.d.StepsPerEpoch() }
+
+// DatasetSize is n.
+func (s *Sampler) DatasetSize() int { return s.d.DatasetSize() }
+
+// Drawn is the number of batches drawn so far (restored by UnmarshalBinary): the step the
+// next batch declares.
+func (s *Sampler) Drawn() int { return s.d.drawn() }
+
+// BatchSize is the fixed batch size of the fixed-size schemes (n for Full); 0 for the Poisson
+// schemes.
+func (s *Sampler) BatchSize() int { return declared(s.d, BatchInfo{}).size }
+
+// MinBatchSize is PoissonWithRejection's threshold N_B; 0 for the other schemes.
+func (s *Sampler) MinBatchSize() int { return declared(s.d, BatchInfo{}).minSize }
+
+// AcceptanceProbability is, for PoissonWithRejection, P(|B| ≥ N_B) for one Poisson draw (the
+// mean number of rejections per batch is 1/AcceptanceProbability − 1); 1 for the other schemes.
+func (s *Sampler) AcceptanceProbability() float64 {
+	if r, ok := s.d.(*rejectionSampler); ok {
+		return r.accept
+	}
+	return 1
+}
+
+// MarshalBinary saves the sampler's position (and its permutation, for the schemes that keep
+// one) for resuming a run. The random generator is not included.
+func (s *Sampler) MarshalBinary() ([]byte, error) { return s.d.MarshalBinary() }
+
+// UnmarshalBinary restores a position saved by MarshalBinary; it refuses a state written by a
+// sampler of another scheme or size.
+func (s *Sampler) UnmarshalBinary(b []byte) error { return s.d.UnmarshalBinary(b) }
+
+// Planned returns the public description of the batch the sampler will draw at step k (from
+// 0), without drawing anything: its step, epoch and, for the partition schemes (Shuffled,
+// ShuffledOnce), its index in the partition, and the sampler's declaration. Rejected is 0: it
+// is random. Calibration and the accountants' checks use it to declare the planned steps
+// before training.
+func (s *Sampler) Planned(k int) BatchInfo {
+	e := s.d.StepsPerEpoch()
+	index := 0
+	if sc := s.d.Scheme(); sc == SchemeShuffled || sc == SchemeShuffledOnce {
+		index = k % e
+	}
+	return declared(s.d, at(k, e, index))
+}
+
+// PlannedBatch is s.Planned(k).
+func PlannedBatch(s *Sampler, k int) BatchInfo { return s.Planned(k) }
+
 // NewSampler builds the sampler of the given scheme over n examples with batch size b (the
 // expected size for the Poisson schemes, whose rate is q = b/n; ignored by Full). minBatch is
 // PoissonWithRejection's threshold and is ignored by the other schemes.
-func NewSampler(scheme Scheme, n, b, minBatch int, rng *rand.Rand) (Sampler, error) {
+func NewSampler(scheme Scheme, n, b, minBatch int, rng *rand.Rand) (*Sampler, error) {
+	d, err := newDrawer(scheme, n, b, minBatch, rng)
+	if err != nil {
+		return nil, err
+	}
+	return &Sampler{d: d}, nil
+}
+
+func newDrawer(scheme Scheme, n, b, minBatch int, rng *rand.Rand) (drawer, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("data: sampler over %d examples: the dataset is empty", n)
 	}
 	switch scheme {
 	case SchemeFull:
-		return NewFull(n)
+		return newFull(n)
 	case SchemePoisson:
 		if b <= 0 || b > n {
 			return nil, fmt.Errorf("data: Poisson sampler with expected batch size %d over %d examples: want 1 ≤ b ≤ n", b, n)
 		}
-		return NewPoisson(n, float64(b)/float64(n), rng)
+		return newPoisson(n, float64(b)/float64(n), rng)
 	case SchemePoissonWithRejection:
 		if b <= 0 || b > n {
 			return nil, fmt.Errorf("data: Poisson sampler with expected batch size %d over %d examples: want 1 ≤ b ≤ n", b, n)
 		}
-		return NewPoissonWithRejection(n, float64(b)/float64(n), minBatch, rng)
+		return newPoissonWithRejection(n, float64(b)/float64(n), minBatch, rng)
 	case SchemeWithoutReplacement:
-		return NewWithoutReplacement(n, b, rng)
+		return newWithoutReplacement(n, b, rng)
 	case SchemeShuffled:
-		return NewShuffled(n, b, rng)
+		return newShuffled(n, b, rng)
 	case SchemeShuffledOnce:
-		return NewShuffledOnce(n, b, rng)
+		return newShuffledOnce(n, b, rng)
 	}
 	return nil, fmt.Errorf("data: unknown sampling scheme %q: want full, poisson, poisson-with-rejection, without-replacement, shuffled or shuffled-once", scheme)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -34,7 +35,7 @@ func checkIndices(t *testing.T, batch []int, n int, sorted bool) {
 func TestPoissonStatistics(t *testing.T) {
 	const n, steps = 60000, 1000
 	q := 256.0 / 60000
-	s, err := NewPoisson(n, q, testRand(1))
+	s, err := newPoisson(n, q, testRand(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func TestPoissonStatistics(t *testing.T) {
 func TestPoissonSubsetLaw(t *testing.T) {
 	const n, draws = 4, 200000
 	for _, q := range []float64{0.1, 0.5, 0.9} {
-		s, err := NewPoisson(n, q, testRand(2))
+		s, err := newPoisson(n, q, testRand(2))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +119,7 @@ func TestPoissonSubsetLaw(t *testing.T) {
 
 func TestWithoutReplacementSubsetLaw(t *testing.T) {
 	const n, b, draws = 5, 2, 100000
-	s, err := NewWithoutReplacement(n, b, testRand(3))
+	s, err := newWithoutReplacement(n, b, testRand(3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +153,7 @@ func TestWithoutReplacementSubsetLaw(t *testing.T) {
 
 func TestShuffledEpochs(t *testing.T) {
 	const n, b, epochs = 10, 3, 3000
-	s, err := NewShuffled(n, b, testRand(4))
+	s, err := newShuffled(n, b, testRand(4))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +166,7 @@ func TestShuffledEpochs(t *testing.T) {
 		seen := map[int]bool{}
 		for k := range 3 {
 			batch, info := s.Next(nil)
-			if info.Epoch != e || info.BatchIndex != k || info.Step != 3*e+k {
+			if info.Epoch() != e || info.BatchIndex() != k || info.Step() != 3*e+k {
 				t.Fatalf("info %+v, want epoch %d batch %d step %d", info, e, k, 3*e+k)
 			}
 			if len(batch) != b {
@@ -200,7 +201,7 @@ func TestShuffledEpochs(t *testing.T) {
 
 func TestShuffledOnceIsCyclic(t *testing.T) {
 	const n, b = 103, 10
-	s, err := NewShuffledOnce(n, b, testRand(5))
+	s, err := newShuffledOnce(n, b, testRand(5))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +212,7 @@ func TestShuffledOnceIsCyclic(t *testing.T) {
 	seen := map[int]bool{}
 	for step := range 35 {
 		batch, info := s.Next(nil)
-		if info.BatchIndex != step%10 || info.Epoch != step/10 {
+		if info.BatchIndex() != step%10 || info.Epoch() != step/10 {
 			t.Fatalf("step %d: info %+v", step, info)
 		}
 		if step < 10 {
@@ -237,7 +238,7 @@ func TestShuffledOnceIsCyclic(t *testing.T) {
 func TestPoissonWithRejection(t *testing.T) {
 	const n, steps = 1000, 20000
 	q, minBatch := 0.01, 8 // mean 10: P(B < 8) ≈ 0.22
-	s, err := NewPoissonWithRejection(n, q, minBatch, testRand(6))
+	s, err := newPoissonWithRejection(n, q, minBatch, testRand(6))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +260,7 @@ func TestPoissonWithRejection(t *testing.T) {
 			t.Fatalf("batch of %d accepted, below the threshold %d", len(b), minBatch)
 		}
 		checkIndices(t, b, n, true)
-		rejected += info.Rejected
+		rejected += info.Rejected()
 		total += float64(len(b))
 	}
 	// Rejections per batch are geometric with mean 1/accept − 1.
@@ -270,18 +271,18 @@ func TestPoissonWithRejection(t *testing.T) {
 	if got := total / steps; math.Abs(got-wantMean) > 0.05 {
 		t.Errorf("mean accepted batch size %.3f, want %.3f", got, wantMean)
 	}
-	if _, err := NewPoissonWithRejection(60000, 1e-4, 50, testRand(7)); err == nil {
+	if _, err := newPoissonWithRejection(60000, 1e-4, 50, testRand(7)); err == nil {
 		t.Error("a threshold of 50 on batches of mean 6 was accepted; want an error")
 	}
 }
 
 func TestFullAndConstructorErrors(t *testing.T) {
-	f, err := NewFull(5)
+	f, err := newFull(5)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, info := f.Next(make([]int, 0, 5))
-	if !slices.Equal(b, []int{0, 1, 2, 3, 4}) || info.Step != 0 || f.SampleRate() != 1 {
+	if !slices.Equal(b, []int{0, 1, 2, 3, 4}) || info.Step() != 0 || f.SampleRate() != 1 {
 		t.Errorf("full batch %v info %+v rate %v", b, info, f.SampleRate())
 	}
 	for _, c := range []struct {
@@ -333,7 +334,7 @@ func TestSamplersDeclareAndDoNotAllocate(t *testing.T) {
 func BenchmarkPoissonNext(b *testing.B) {
 	for _, q := range []float64{256.0 / 60000, 0.1} {
 		b.Run(fmt.Sprintf("n=60000/q=%.4f", q), func(b *testing.B) {
-			s, _ := NewPoisson(60000, q, testRand(9))
+			s, _ := newPoisson(60000, q, testRand(9))
 			dst := make([]int, 0, 60000)
 			for b.Loop() {
 				dst, _ = s.Next(dst)
@@ -372,7 +373,7 @@ func TestPlannedBatchMatchesNext(t *testing.T) {
 		for k := range 35 {
 			want := PlannedBatch(s, k)
 			_, got := s.Next(nil)
-			got.Rejected = 0
+			got.rejected = 0
 			if got != want {
 				t.Errorf("%s step %d: Next %+v, PlannedBatch %+v", scheme, k, got, want)
 			}
@@ -429,11 +430,51 @@ func TestSamplerStateResumes(t *testing.T) {
 		}
 	}
 	// A ShuffledOnce state whose order is not a permutation is refused.
-	s, _ := NewShuffledOnce(5, 2, testRand(1))
+	s, _ := newShuffledOnce(5, 2, testRand(1))
 	s.perm[0] = s.perm[1]
 	state, _ := s.MarshalBinary()
-	fresh, _ := NewShuffledOnce(5, 2, testRand(1))
+	fresh, _ := newShuffledOnce(5, 2, testRand(1))
 	if err := fresh.UnmarshalBinary(state); err == nil {
 		t.Error("a partition with a repeated index was accepted")
+	}
+}
+
+// A Sampler counts the batches it drew (restored with its state) and reports its declaration;
+// a BatchInfo has no field a program can set: it is built only by a sampler.
+func TestSamplerDrawnAndDeclaration(t *testing.T) {
+	for _, tc := range []struct {
+		scheme         Scheme
+		size, minBatch int
+		acceptBelowOne bool
+	}{
+		{SchemePoisson, 0, 0, false}, {SchemePoissonWithRejection, 0, 2, true}, {SchemeWithoutReplacement, 10, 0, false},
+		{SchemeShuffled, 10, 0, false}, {SchemeShuffledOnce, 10, 0, false}, {SchemeFull, 103, 0, false},
+	} {
+		s, err := NewSampler(tc.scheme, 103, 10, 2, testRand(9))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range 7 {
+			if s.Drawn() != k {
+				t.Fatalf("%s: Drawn() = %d before batch %d", tc.scheme, s.Drawn(), k)
+			}
+			if _, info := s.Next(nil); info.Step() != k {
+				t.Fatalf("%s: batch %d declares step %d", tc.scheme, k, info.Step())
+			}
+		}
+		state, _ := s.MarshalBinary()
+		r, _ := NewSampler(tc.scheme, 103, 10, 2, testRand(9))
+		if err := r.UnmarshalBinary(state); err != nil || r.Drawn() != 7 {
+			t.Errorf("%s: restored sampler has drawn %d (%v), want 7", tc.scheme, r.Drawn(), err)
+		}
+		if s.BatchSize() != tc.size || s.MinBatchSize() != tc.minBatch || (s.AcceptanceProbability() < 1) != tc.acceptBelowOne {
+			t.Errorf("%s: batch size %d, threshold %d, acceptance %v", tc.scheme, s.BatchSize(), s.MinBatchSize(), s.AcceptanceProbability())
+		}
+	}
+	typ := reflect.TypeOf(BatchInfo{})
+	for i := range typ.NumField() {
+		if f := typ.Field(i); f.IsExported() {
+			t.Errorf("BatchInfo has the exported field %s: a program could write a declaration", f.Name)
+		}
 	}
 }

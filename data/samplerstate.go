@@ -102,34 +102,36 @@ func (want samplerState) restore(b []byte) (samplerState, error) {
 }
 
 // MarshalBinary encodes the sampler's state (see samplerState).
-func (p *Poisson) MarshalBinary() ([]byte, error) { return p.state().marshal(), nil }
+func (p *poissonSampler) MarshalBinary() ([]byte, error) { return p.state().marshal(), nil }
 
 // UnmarshalBinary restores a state written by MarshalBinary for the same n and q.
-func (p *Poisson) UnmarshalBinary(b []byte) error { return restoreStep(p.state(), &p.step, b) }
+func (p *poissonSampler) UnmarshalBinary(b []byte) error { return restoreStep(p.state(), &p.step, b) }
 
-func (p *Poisson) state() samplerState {
+func (p *poissonSampler) state() samplerState {
 	return samplerState{scheme: SchemePoisson, n: p.n, q: p.q, step: p.step}
 }
 
 // MarshalBinary encodes the sampler's state (see samplerState).
-func (s *PoissonWithRejection) MarshalBinary() ([]byte, error) { return s.state().marshal(), nil }
+func (s *rejectionSampler) MarshalBinary() ([]byte, error) { return s.state().marshal(), nil }
 
 // UnmarshalBinary restores a state written by MarshalBinary for the same n, q and threshold.
-func (s *PoissonWithRejection) UnmarshalBinary(b []byte) error {
+func (s *rejectionSampler) UnmarshalBinary(b []byte) error {
 	return restoreStep(s.state(), &s.step, b)
 }
 
-func (s *PoissonWithRejection) state() samplerState {
+func (s *rejectionSampler) state() samplerState {
 	return samplerState{scheme: SchemePoissonWithRejection, n: s.poisson.n, b: s.minBatch, q: s.poisson.q, step: s.step}
 }
 
 // MarshalBinary encodes the sampler's state (see samplerState).
-func (s *Full) MarshalBinary() ([]byte, error) { return s.state().marshal(), nil }
+func (s *fullSampler) MarshalBinary() ([]byte, error) { return s.state().marshal(), nil }
 
 // UnmarshalBinary restores a state written by MarshalBinary for the same n.
-func (s *Full) UnmarshalBinary(b []byte) error { return restoreStep(s.state(), &s.step, b) }
+func (s *fullSampler) UnmarshalBinary(b []byte) error { return restoreStep(s.state(), &s.step, b) }
 
-func (s *Full) state() samplerState { return samplerState{scheme: SchemeFull, n: s.n, step: s.step} }
+func (s *fullSampler) state() samplerState {
+	return samplerState{scheme: SchemeFull, n: s.n, step: s.step}
+}
 
 // permState is the state of the samplers that keep a permutation.
 func permState(scheme Scheme, perm []int, b, step int) samplerState {
@@ -154,32 +156,32 @@ func restorePerm(scheme Scheme, perm []int, bs int, step *int, b []byte) error {
 }
 
 // MarshalBinary encodes the sampler's state, its fixed partition included (see samplerState).
-func (s *ShuffledOnce) MarshalBinary() ([]byte, error) {
+func (s *shuffledOnceSampler) MarshalBinary() ([]byte, error) {
 	return permState(SchemeShuffledOnce, s.perm, s.b, s.step).marshal(), nil
 }
 
 // UnmarshalBinary restores the partition and position written by MarshalBinary: the run
 // continues the same cyclic order.
-func (s *ShuffledOnce) UnmarshalBinary(b []byte) error {
+func (s *shuffledOnceSampler) UnmarshalBinary(b []byte) error {
 	return restorePerm(SchemeShuffledOnce, s.perm, s.b, &s.step, b)
 }
 
 // MarshalBinary encodes the sampler's state, the current epoch's permutation included.
-func (s *Shuffled) MarshalBinary() ([]byte, error) {
+func (s *shuffledSampler) MarshalBinary() ([]byte, error) {
 	return permState(SchemeShuffled, s.perm, s.b, s.step).marshal(), nil
 }
 
 // UnmarshalBinary restores the epoch's permutation and position written by MarshalBinary.
-func (s *Shuffled) UnmarshalBinary(b []byte) error {
+func (s *shuffledSampler) UnmarshalBinary(b []byte) error {
 	return restorePerm(SchemeShuffled, s.perm, s.b, &s.step, b)
 }
 
 // MarshalBinary encodes the sampler's state, its working order included.
-func (s *WithoutReplacement) MarshalBinary() ([]byte, error) {
+func (s *withoutReplacementSampler) MarshalBinary() ([]byte, error) {
 	return permState(SchemeWithoutReplacement, s.perm, s.b, s.step).marshal(), nil
 }
 
 // UnmarshalBinary restores the working order and step written by MarshalBinary.
-func (s *WithoutReplacement) UnmarshalBinary(b []byte) error {
+func (s *withoutReplacementSampler) UnmarshalBinary(b []byte) error {
 	return restorePerm(SchemeWithoutReplacement, s.perm, s.b, &s.step, b)
 }

@@ -32,7 +32,7 @@ type Declaration struct {
 // declOf reads info's declaration.
 func declOf(info BatchInfo) Declaration {
 	return Declaration{Sampling: accounting.Sampling(info.Scheme()), SampleRate: info.SampleRate(), BatchSize: info.BatchSize(),
-		DatasetSize: info.DatasetSize(), BatchIndex: info.BatchIndex, MinBatchSize: info.MinBatchSize()}
+		DatasetSize: info.DatasetSize(), BatchIndex: info.BatchIndex(), MinBatchSize: info.MinBatchSize()}
 }
 
 // Result is what one step did.

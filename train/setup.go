@@ -213,7 +213,7 @@ func schedule(o OptimizerConfig, total int) (optim.Schedule, error) {
 
 // plannedSteps is the number of steps the config asks for: training.steps, or epochs passes
 // over n examples (⌈E/q⌉ steps under Poisson sampling, E × steps-per-epoch otherwise).
-func plannedSteps(t TrainingConfig, s data.Sampler) int {
+func plannedSteps(t TrainingConfig, s *data.Sampler) int {
 	if t.Steps > 0 {
 		return t.Steps
 	}
@@ -225,7 +225,7 @@ func plannedSteps(t TrainingConfig, s data.Sampler) int {
 
 // poissonScheme reports whether s draws Poisson batches (with or without rejection), whose
 // size is random: never declared, and buffers sized with a margin.
-func poissonScheme(s data.Sampler) bool {
+func poissonScheme(s *data.Sampler) bool {
 	return s.Scheme() == data.SchemePoisson || s.Scheme() == data.SchemePoissonWithRejection
 }
 

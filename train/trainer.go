@@ -102,7 +102,7 @@ type Trainer struct {
 	sess *dptrain.Session
 	// ema is the average of the iterates training.ema releases; nil without it.
 	ema     *ema
-	sampler data.Sampler
+	sampler *data.Sampler
 	live    *live
 	sigma   float64
 	total   int
