@@ -73,10 +73,19 @@ type BlockReleaser interface {
 }
 
 // Initializer is implemented by optimizers that draw the initial iterate themselves (DP-SGLD's
-// θ_0, Ryffel, Bach & Pointcheval's Lemma 3.3). The trainer calls Init once, on the run's optimizer, before the
-// first step of a new run.
+// θ_0, Ryffel, Bach & Pointcheval's Lemma 3.3). The session calls Init once, when it begins,
+// unless Initialized reports that it ran already (a restored checkpoint).
 type Initializer interface {
 	Init(params []float32)
+	Initialized() bool
+}
+
+// NoiseDrawer is implemented by optimizers that draw all their randomness from one stream:
+// NoiseStream returns it. A plan checks that it is the stream it gave the optimizer's
+// constructor, so that an optimizer built with a stream of its own (a seeded one, say) cannot
+// run in a session that reports itself private.
+type NoiseDrawer interface {
+	NoiseStream() *Noise
 }
 
 // BatchPlan is a validated BatchInfo (PlanBatch): the scheme, rate and the fixed normaliser of

@@ -107,3 +107,38 @@ func TestRecordsComeFromTheSampler(t *testing.T) {
 		}
 	}
 }
+
+// Every optimizer reports the stream it was built with (optim.NoiseDrawer), which a plan checks
+// is its own; DP-SGLD reports whether its initial iterate was drawn (optim.Initializer).
+func TestOptimizersReportTheirNoiseStream(t *testing.T) {
+	lc, err := dpsgld.SoftmaxConstants(1, 4, 0.1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noise := optim.NewSeededNoise(1)
+	sgd, err := dpsgd.New(dpsgd.Config{NoiseMultiplier: 1, ClipNorm: 1, Schedule: optim.Constant{Rate: 0.1}}, noise)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mix, err := modelmix.New(modelmix.Config{NoiseMultiplier: 1, ClipNorm: 1, Schedule: optim.Constant{Rate: 0.1}, MixRatio: 2}, noise)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sgld, err := dpsgld.New(dpsgld.Config{Sigma: 0.7, Constants: lc}, noise)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []optim.Optimizer{sgd, mix, sgld} {
+		if nd, ok := o.(optim.NoiseDrawer); !ok || nd.NoiseStream() != noise {
+			t.Errorf("%T does not report the stream it was built with", o)
+		}
+	}
+	var in optim.Initializer = sgld
+	if in.Initialized() {
+		t.Error("DP-SGLD reports an initial iterate before Init")
+	}
+	in.Init(make([]float32, 12))
+	if !in.Initialized() {
+		t.Error("DP-SGLD does not report its initial iterate after Init")
+	}
+}

@@ -376,3 +376,6 @@ func (o *Optimizer) Restore(vecs map[string][]float32, sc map[string]float64) er
 	o.k = k
 	return nil
 }
+
+// NoiseStream implements optim.NoiseDrawer: the stream the optimizer was built with.
+func (o *Optimizer) NoiseStream() *optim.Noise { return o.noise }

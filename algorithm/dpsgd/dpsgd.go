@@ -105,3 +105,6 @@ func (o *Optimizer) Step(m optim.GradientOracle, b optim.Batch, info optim.Batch
 	o.k++
 	return optim.Result{Records: []accounting.Step{rec}, Stats: st, StepSize: lr}, nil
 }
+
+// NoiseStream implements optim.NoiseDrawer: the stream the optimizer was built with.
+func (o *Optimizer) NoiseStream() *optim.Noise { return o.noise }

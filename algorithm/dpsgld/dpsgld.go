@@ -200,3 +200,9 @@ func ProjectL2Ball(theta []float32, r float64) error {
 	_, err := optim.ClipL2(theta, r)
 	return err
 }
+
+// NoiseStream implements optim.NoiseDrawer: the stream the optimizer was built with.
+func (o *Optimizer) NoiseStream() *optim.Noise { return o.noise }
+
+// Initialized implements optim.Initializer: whether Init ran (or a restored state says it did).
+func (o *Optimizer) Initialized() bool { return o.inited }

@@ -478,3 +478,6 @@ func finiteRow(x []float64) bool {
 	}
 	return chk == 0
 }
+
+// NoiseStream implements optim.NoiseDrawer: the stream the optimizer was built with.
+func (o *Optimizer) NoiseStream() *optim.Noise { return o.noise }

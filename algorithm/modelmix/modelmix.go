@@ -278,3 +278,6 @@ func mix(w1, w2, g, v []float32, eta, tau, wd, mu float64, noise *optim.Noise) {
 		w2[j] = float32(a)
 	}
 }
+
+// NoiseStream implements optim.NoiseDrawer: the stream the optimizer was built with.
+func (o *Optimizer) NoiseStream() *optim.Noise { return o.noise }
