@@ -30,8 +30,8 @@ type Checkpoint struct {
 	OptimizerScalars map[string]float64
 	// Sampler is the sampler's position (data.Sampler.MarshalBinary).
 	Sampler []byte
-	// Streams are the seeded random streams' positions, by Parts.Streams name; empty for a
-	// private session, whose fresh streams are drawn from crypto/rand again.
+	// Streams are the seeded random streams' positions, by name ("noise", "sampler"); empty for
+	// a private session, whose fresh streams are drawn from crypto/rand again.
 	Streams map[string][]byte
 	// Ledger holds every record composed so far: Restore composes it again, so that the
 	// privacy spent before the checkpoint is never given back.
@@ -78,7 +78,7 @@ func (s *Session) Restore(c *Checkpoint) error {
 	if c == nil {
 		return errors.New("dptrain: Restore: the checkpoint is nil")
 	}
-	if s.opt.Steps() != 0 || (s.live != nil && s.live.Steps() != 0) {
+	if s.opt.Steps() != 0 || s.composed != 0 || s.err != nil || (s.live != nil && s.live.Steps() != 0) {
 		return fmt.Errorf("dptrain: Restore: the session has already run %d steps: restore into a freshly built session", s.opt.Steps())
 	}
 	if s.live == nil && len(c.Ledger) > 0 {
@@ -120,10 +120,12 @@ func (s *Session) Restore(c *Checkpoint) error {
 		for _, r := range c.Ledger {
 			var refused *accounting.RefusedError
 			if err := s.live.Compose(r); err != nil && !errors.As(err, &refused) {
-				return fmt.Errorf("dptrain: Restore: the ledger: %w", err)
+				return s.halt(fmt.Errorf("dptrain: Restore: the ledger: %w", err))
 			}
 		}
 	}
+	// The restored positions are where the session's own steps begin.
+	s.rebase()
 	return nil
 }
 

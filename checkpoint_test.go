@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/dptrain/dptrain/accounting"
-	"github.com/dptrain/dptrain/accounting/modes"
 	"github.com/dptrain/dptrain/algorithm/modelmix"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/optim"
@@ -168,31 +167,19 @@ func TestRestoreErrors(t *testing.T) {
 	}
 }
 
-// NewSession runs an optimizer other than DP-SGD (ModelMix) with a sampler and accountants of
-// the caller's choosing, and its checks name what is wrong with the parts.
+// NewSession runs an optimizer other than DP-SGD (ModelMix) from its configuration, with the
+// sampler, the streams, the accountants and the stop rule the plan builds, and its checks name
+// what is wrong with the parts.
 func TestNewSessionRunsAnyOptimizer(t *testing.T) {
 	x, y := testData(400, 2)
 	src := &data.Split{X: x, Y: y, N: 400, D: 2}
-	noise := optim.NewSeededNoise(5)
-	samplerNoise := noise.Split()
-	sampler, err := data.NewSampler(data.SchemePoisson, 400, 40, 0, samplerNoise.Rand())
-	if err != nil {
-		t.Fatal(err)
-	}
-	opt, err := modelmix.New(modelmix.Config{NoiseMultiplier: 2, ClipNorm: 1, Schedule: optim.Constant{Rate: 0.1}, MixRatio: 0.02}, noise)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := accounting.Run{UpdateRule: opt.UpdateRule(), DatasetSize: 400}
-	live, err := accounting.NewLive([]string{"rdp"}, func(name string) (accounting.Accountant, error) { return modes.New(name, run) })
-	if err != nil {
-		t.Fatal(err)
-	}
+	mix := Mechanism{New: func(sigma float64, noise *optim.Noise) (optim.Optimizer, error) {
+		return modelmix.New(modelmix.Config{NoiseMultiplier: sigma, ClipNorm: 1, Schedule: optim.Constant{Rate: 0.1}, MixRatio: 0.02}, noise)
+	}}
 	var released int
-	parts := Parts{Model: &meanModel{w: make([]float32, 2)}, Data: src, Sampler: sampler, Optimizer: opt, Accountants: live,
-		Stop: StopRule{Accountant: "rdp", TargetEpsilon: 1, Delta: 1e-5}, PlannedSteps: 1000,
-		Released: func(step int, recs []accounting.Step) error { released += len(recs); return nil },
-		Streams:  map[string]*optim.Noise{"noise": noise, "sampler": samplerNoise}}
+	parts := Parts{Model: &meanModel{w: make([]float32, 2)}, Data: src, BatchSize: 40, Steps: 1000, Optimizer: mix,
+		NoiseMultiplier: 2, Privacy: Privacy{Delta: 1e-5, TargetEpsilon: 1}, Seed: seeded(5),
+		Released: func(step int, recs []accounting.Step) error { released += len(recs); return nil }}
 	s, err := NewSession(parts)
 	if err != nil {
 		t.Fatal(err)
@@ -207,14 +194,13 @@ func TestNewSessionRunsAnyOptimizer(t *testing.T) {
 	if _, err := s.Step(); !errors.Is(err, ErrBudgetExhausted) {
 		t.Errorf("after the target: %v, want ErrBudgetExhausted", err)
 	}
-	if released != len(flatten(s.Ledger())) && released != len(s.Ledger()) {
-		t.Errorf("Released saw %d records, the ledger holds %d", released, len(s.Ledger()))
+	if released != len(flatten(s.Ledger())) {
+		t.Errorf("Released saw %d records, the ledger holds %d", released, len(flatten(s.Ledger())))
 	}
-	if s.Private() {
-		t.Error("a seeded session reports Private")
+	if s.Private() || s.NoiseMultiplier() != 2 || s.Plan().StopAccountant() != "rdp" {
+		t.Errorf("seeded ModelMix session: Private %v, σ %v, stop accountant %q", s.Private(), s.NoiseMultiplier(), s.Plan().StopAccountant())
 	}
 
-	small, _ := data.NewSampler(data.SchemePoisson, 399, 40, 0, samplerNoise.Rand())
 	for _, tc := range []struct {
 		name string
 		edit func(p *Parts)
@@ -222,19 +208,22 @@ func TestNewSessionRunsAnyOptimizer(t *testing.T) {
 	}{
 		{"no model", func(p *Parts) { p.Model = nil }, "Parts.Model"},
 		{"no data", func(p *Parts) { p.Data = &data.Split{} }, "Parts.Data"},
-		{"no sampler", func(p *Parts) { p.Sampler = nil }, "Parts.Sampler"},
-		{"sampler of another size", func(p *Parts) { p.Sampler = small }, "399 examples"},
-		{"no optimizer", func(p *Parts) { p.Optimizer = nil }, "Parts.Optimizer"},
-		{"unknown stop accountant", func(p *Parts) { p.Stop.Accountant = "pld" }, "not among"},
-		{"target without accountants", func(p *Parts) { p.Accountants = nil }, "not among"},
-		{"NaN target", func(p *Parts) { p.Stop.TargetEpsilon = math.NaN() }, "TargetEpsilon"},
-		{"δ of 1", func(p *Parts) { p.Stop.Delta = 1 }, "Delta"},
-		{"negative plan", func(p *Parts) { p.PlannedSteps = -1 }, "PlannedSteps"},
+		{"no optimizer", func(p *Parts) { p.Optimizer = Mechanism{} }, "Parts.Optimizer"},
+		{"unknown stop accountant", func(p *Parts) { p.Privacy.StopAccountant = "pld" }, "not among"},
+		{"NaN target", func(p *Parts) { p.Privacy.TargetEpsilon = math.NaN() }, "TargetEpsilon"},
+		{"δ of 1", func(p *Parts) { p.Privacy.Delta = 1 }, "Delta"},
+		{"δ above 1/n", func(p *Parts) { p.Privacy.Delta = 0.01 }, "1/n"},
+		{"negative plan", func(p *Parts) { p.Steps = -1 }, "Parts.Steps"},
+		{"batch too large", func(p *Parts) { p.BatchSize = 401 }, "Parts.BatchSize"},
+		{"no σ", func(p *Parts) { p.NoiseMultiplier = 0 }, "Parts.NoiseMultiplier"},
+		{"seed and streams", func(p *Parts) { p.Streams, _ = NewStreams(nil) }, "Parts.Seed"},
 	} {
 		p := parts
 		tc.edit(&p)
-		if _, err := NewSession(p); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: NewSession = %v, want an error containing %q", tc.name, err, tc.want)
+		_, err := NewSession(p)
+		var ce *ConfigError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: NewSession = %v, want a *ConfigError containing %q", tc.name, err, tc.want)
 		}
 	}
 }

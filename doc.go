@@ -15,10 +15,14 @@
 // logistic regression) or a type of your own that computes clipped per-example gradient sums.
 //
 // MakePrivate and MakePrivateWithEpsilon build a DP-SGD session over in-memory data.
-// NewSession assembles one from any optimizer (the algorithms under algorithm/), a
-// data.Sampler and a Source of examples, with the accountants and the stop rule of the
-// caller's choosing; the YAML trainer (package train) runs every algorithm through it. A
-// Session's Checkpoint and Restore continue it later, composing the restored ledger again.
+// NewSession runs any optimizer (the algorithms under algorithm/) from Parts: the model, the
+// data, the optimizer's configuration (a Mechanism: how to build it from σ and a noise stream)
+// and the privacy settings. The caller never supplies a sampler, a batch declaration or a noise
+// stream: NewPlan builds the sampler (a data.Sampler over the data), the streams, the
+// optimizer, the accountants and the stop rule from Parts, and checks every rule there; the
+// YAML trainer (package train) builds its runs with the same NewPlan. A Session's Checkpoint and
+// Restore continue it later, composing the restored ledger again. Refusals are typed errors
+// (*ConfigError, *LedgerError, *StepError) to inspect with errors.As.
 //
 // # Privacy contract, in brief
 //
@@ -26,10 +30,13 @@
 //     sensitivity), the sampler declares how it drew the batch (scheme, rate, dataset size),
 //     and an accountant interprets the records. A Session draws every batch from its own
 //     sampler, so its records cannot describe a scheme other than the one that drew the batch.
-//   - Every step that ran is composed into every accountant; ε is never given back.
+//   - Every step that ran is composed into every accountant before Step returns; ε is never
+//     given back. If a step cannot be put on record, or the optimizer or the sampler moved
+//     without the session (steps taken outside it), the session stops with a *LedgerError.
 //   - With Config.TargetEpsilon set, Step refuses (ErrBudgetExhausted) any step after which the
 //     stopping accountant's ε would exceed the target, before touching the data. The stopping
-//     accountant must be certified: its theorem's assumptions are declared and checked.
+//     accountant must be certified (its theorem's assumptions are declared and checked), and
+//     δ below 1/n.
 //   - Each ε carries a label: certified (an upper bound whose assumptions were checked),
 //     paper (the paper's formula where a gap is known) or approximate.
 //   - Noise and sampling are seeded from crypto/rand. Config.Seed makes a run reproducible and

@@ -248,10 +248,10 @@ func Example_customModel() {
 	// 100 steps, ε = 2.79 (certified, rdp), accuracy 0.98
 }
 
-// NewSession runs any optimizer: here ModelMix (Xiao, Wan & Devadas, "Differentially Private
-// Deep Learning with ModelMix", Algorithm 1) with a Poisson sampler and RDP accountant of the
-// caller's choosing, held to ε ≤ 1. Only a data.Sampler can make the BatchInfo the optimizer's
-// records are built from, so the records always declare the scheme that drew the batch. Seeded,
+// NewSession runs any optimizer from its configuration: here ModelMix (Xiao, Wan & Devadas,
+// "Differentially Private Deep Learning with ModelMix", Algorithm 1), held to ε ≤ 1. The
+// session builds the sampler, the noise stream the optimizer draws from, the accountants and
+// the stop rule itself, so the records always declare the scheme that drew each batch. Seeded,
 // so reproducible and NOT private.
 func ExampleNewSession() {
 	x, y := twoBlobs(2000, 1)
@@ -259,25 +259,15 @@ func ExampleNewSession() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	noise := optim.NewSeededNoise(5)
-	samplerNoise := noise.Split() // the sampler never shares the noise's stream
-	sampler, err := data.NewSampler(data.SchemePoisson, len(y), 100, 0, samplerNoise.Rand())
-	if err != nil {
-		log.Fatal(err)
-	}
-	opt, err := modelmix.New(modelmix.Config{NoiseMultiplier: 2, ClipNorm: 1, Schedule: optim.Constant{Rate: 0.5}, MixRatio: 0.02}, noise)
-	if err != nil {
-		log.Fatal(err)
-	}
-	run := accounting.Run{UpdateRule: opt.UpdateRule(), DatasetSize: len(y)}
-	live, err := accounting.NewLive([]string{"rdp"}, func(name string) (accounting.Accountant, error) { return modes.New(name, run) })
-	if err != nil {
-		log.Fatal(err)
-	}
+	seed := uint64(5)
 	sess, err := dptrain.NewSession(dptrain.Parts{
-		Model: net, Data: &data.Split{X: x, Y: y, N: len(y), D: 2}, Sampler: sampler, Optimizer: opt,
-		Accountants: live, Stop: dptrain.StopRule{Accountant: "rdp", TargetEpsilon: 1, Delta: 1e-5},
-		PlannedSteps: 1000, Streams: map[string]*optim.Noise{"noise": noise, "sampler": samplerNoise},
+		Model: net, Data: &data.Split{X: x, Y: y, N: len(y), D: 2}, BatchSize: 100, Steps: 1000,
+		Optimizer: dptrain.Mechanism{New: func(sigma float64, noise *optim.Noise) (optim.Optimizer, error) {
+			return modelmix.New(modelmix.Config{NoiseMultiplier: sigma, ClipNorm: 1, Schedule: optim.Constant{Rate: 0.5}, MixRatio: 0.02}, noise)
+		}},
+		NoiseMultiplier: 2,
+		Privacy:         dptrain.Privacy{Accountants: []string{"rdp"}, TargetEpsilon: 1, Delta: 1e-5},
+		Seed:            &seed,
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/accounting/modes"
@@ -22,9 +21,6 @@ var ErrBudgetExhausted = errors.New("dptrain: the next step would exceed the tar
 // ErrPlanComplete is returned by Session.Step once the planned steps (Config.Steps or
 // Config.Epochs) have all run.
 var ErrPlanComplete = errors.New("dptrain: the planned steps have all run")
-
-// maxPlannedSteps bounds the steps MakePrivateWithEpsilon replays to calibrate σ.
-const maxPlannedSteps = 10_000_000
 
 // Config describes a private DP-SGD run (Abadi et al. 2016, "Deep Learning with Differential
 // Privacy", Algorithm 1) over an in-memory dataset. Every field that carries a privacy claim
@@ -58,7 +54,9 @@ type Config struct {
 	// "rdp", "pld", "gdp", ...); nil means {"rdp"}.
 	Accountants []string
 	// StopAccountant is the accountant whose ε is held to TargetEpsilon and calibrated by
-	// MakePrivateWithEpsilon; "" means the first of Accountants. It must be certified.
+	// MakePrivateWithEpsilon; "" means the first certified one (rdp, then pld, then the order
+	// of Accountants). It must be certified for this run: a paper or approximate bound (gdp,
+	// modelmix) is refused.
 	StopAccountant string
 	// TargetEpsilon, when positive, is the ε the session never exceeds: Step refuses, before
 	// running it, any step after which the stopping accountant's ε would exceed it.
@@ -93,29 +91,37 @@ type StepResult struct {
 	StepSize float64
 }
 
-// Session is a private training loop that owns its sampler, its optimizer, its live
-// accountants and the rule that stops before the target ε is exceeded: each Step draws the
-// next batch from the session's own sampler, so its records always declare the scheme that
-// really drew the batch. MakePrivate and MakePrivateWithEpsilon build a DP-SGD session over
-// in-memory data; NewSession assembles one from any optimizer, sampler and dataset (the
-// YAML trainer in package train runs every algorithm through it).
+// Session is a private training loop run by a Plan: each Step draws the next batch from the
+// plan's own sampler, gathers it from the plan's data, takes one step of the plan's optimizer
+// and composes what the step released into the plan's accountants before returning, stopping
+// before any step that would take the stopping accountant's ε above the target. Nothing a
+// step's records declare comes from the caller.
+//
+// The session checks before every step that the optimizer and the sampler have not moved
+// without it (steps taken on the optimizer, or batches drawn from the sampler, outside the
+// session), and stops for good, with a *LedgerError, when they have or when a step that ran
+// could not be put on record.
 //
 // A Session is not safe for concurrent use.
 type Session struct {
-	cfg     Config
-	model   optim.GradientOracle
-	src     Source
-	sampler *data.Sampler
-	opt     optim.Optimizer
-	live    *accounting.Live
-	stop    StopRule
-	planned int
-	stopped bool
-	// released is Parts.Released; streams are the seeded random streams a checkpoint carries.
+	plan     *Plan
+	model    optim.GradientOracle
+	data     *data.Split
+	sampler  *data.Sampler
+	opt      optim.Optimizer
+	live     *accounting.Live
 	released func(step int, records []accounting.Step) error
 	agree    func(stop bool) (bool, error)
-	streams  map[string]*optim.Noise
-	private  bool
+	// streams names the random streams whose positions a seeded session's Checkpoint carries.
+	streams map[string]*optim.Noise
+
+	// optBase and samplerBase are the optimizer's steps and the sampler's draws when the
+	// session began (or was restored); composed counts the steps the session has run and
+	// composed since.
+	optBase, samplerBase, composed int
+	stopped                        bool
+	// err, once set, ends the session: every later Step returns it.
+	err error
 
 	idx []int
 	bx  []float32
@@ -123,7 +129,8 @@ type Session struct {
 }
 
 // StepError is the error of a Step that failed after the plan and the target let it begin:
-// Step is the number the step would have had (Steps()+1), or had if it ran.
+// Step is the number the step would have had (Steps()+1). The session has stopped: every later
+// Step returns the same error.
 type StepError struct {
 	Step int
 	Err  error
@@ -134,105 +141,61 @@ func (e *StepError) Error() string { return fmt.Sprintf("dptrain: step %d: %v", 
 // Unwrap returns the underlying error (optim.ErrNotFinite, for instance).
 func (e *StepError) Unwrap() error { return e.Err }
 
-// Source is the training data a Session draws its batches from: Len examples, each of Dim
-// features, copied into a batch's buffers by Gather (x has room for len(idx)·Dim values).
-// *data.Split implements it.
-type Source interface {
-	Len() int
-	Dim() int
-	Gather(idx []int, x []float32, y []int32) error
-}
-
-// StopRule is the privacy target a Session holds: Step refuses, before running it, any step
-// after which Accountant's ε at Delta would exceed TargetEpsilon. A zero TargetEpsilon sets no
-// target (the accountants still report ε at Delta).
-type StopRule struct {
-	Accountant    string
-	TargetEpsilon float64
-	Delta         float64
-}
-
-// Parts are the pieces NewSession couples into a private loop. The optimizer declares what
-// each step releases, the sampler declares how it drew each batch (only a data.Sampler can
-// make a data.BatchInfo), and the accountants interpret those records: no part can speak for
-// another.
-type Parts struct {
-	// Model is trained in place; Data is the training set, over which Sampler draws batches
-	// (Sampler.DatasetSize() must equal Data.Len()).
-	Model   optim.GradientOracle
-	Data    Source
-	Sampler *data.Sampler
-	// Optimizer takes the private steps. With a target it must be an optim.Declarer, so
-	// that the next step's records are known before the step runs.
-	Optimizer optim.Optimizer
-	// Accountants compose every record the optimizer releases; nil only for a non-private
-	// baseline (then Stop must be zero).
-	Accountants *accounting.Live
-	Stop        StopRule
-	// PlannedSteps is the number of steps Run takes unless the target stops it first.
-	PlannedSteps int
-	// Released, when set, is called with each step's records after the step ran on the
-	// data and before they are composed (a run's ledger is written here, so that a step
-	// that ran is on record whatever happens next).
-	Released func(step int, records []accounting.Step) error
-	// Agree, when set, is called before every step with this process's stop decision (the
-	// stop rule's; false without a target) and returns the decision to follow: in a
-	// data-parallel run, rank 0's, which every rank must follow at the same step.
-	Agree func(stop bool) (bool, error)
-	// Streams names the random streams (the noise's, the sampler's) whose positions a
-	// seeded session's Checkpoint carries. A session is private only when none of them is
-	// seeded (optim.Noise.Reproducible).
-	Streams map[string]*optim.Noise
-}
-
-// NewSession checks p and returns the session that runs it.
+// NewSession builds the plan of p (NewPlan) and the session that runs it on p.Model.
 func NewSession(p Parts) (*Session, error) {
-	switch {
-	case p.Model == nil:
-		return nil, errors.New("dptrain: Parts.Model is nil: pass a models.Network or your own optim.GradientOracle")
-	case p.Data == nil || p.Data.Len() == 0:
-		return nil, errors.New("dptrain: Parts.Data holds no examples")
-	case p.Sampler == nil:
-		return nil, errors.New("dptrain: Parts.Sampler is nil: build one with data.NewSampler over Parts.Data.Len() examples")
-	case p.Optimizer == nil:
-		return nil, errors.New("dptrain: Parts.Optimizer is nil")
-	case p.PlannedSteps < 0:
-		return nil, fmt.Errorf("dptrain: Parts.PlannedSteps %d is negative", p.PlannedSteps)
+	pl, err := NewPlan(context.Background(), p)
+	if err != nil {
+		return nil, err
 	}
-	if n, m := p.Sampler.DatasetSize(), p.Data.Len(); n != m {
-		return nil, fmt.Errorf("dptrain: the sampler draws from %d examples, Parts.Data holds %d: build the sampler over Parts.Data.Len() examples (its records declare n, which the accountants use)", n, m)
+	return pl.NewSession(p.Model)
+}
+
+// NewSession returns the session that runs the plan on model (trained in place), which must
+// take the plan's examples. A plan runs one session. An optimizer that draws its own initial
+// iterate (optim.Initializer, DP-SGLD) is initialised here, unless it already has been (a
+// restored checkpoint).
+func (pl *Plan) NewSession(model optim.GradientOracle) (*Session, error) {
+	if pl.used {
+		return nil, errPlanUsed
 	}
-	if st := p.Stop; st.TargetEpsilon != 0 || st.Accountant != "" {
-		if !(st.TargetEpsilon > 0) || math.IsInf(st.TargetEpsilon, 0) {
-			return nil, fmt.Errorf("dptrain: StopRule.TargetEpsilon %v must be a positive finite number (0: no target)", st.TargetEpsilon)
+	if model == nil {
+		return nil, &ConfigError{Key: pl.names.k("Model"), Reason: "is nil", Fix: "pass a models.Network or your own optim.GradientOracle"}
+	}
+	if m, ok := model.(interface{ InputShape() []int }); ok {
+		want := 1
+		for _, v := range m.InputShape() {
+			want *= v
 		}
-		if !(st.Delta > 0 && st.Delta < 1) {
-			return nil, fmt.Errorf("dptrain: StopRule.Delta %v must be in (0, 1)", st.Delta)
-		}
-		if p.Accountants == nil || !slices.Contains(p.Accountants.Names(), st.Accountant) {
-			return nil, fmt.Errorf("dptrain: StopRule.Accountant %q is not among the session's accountants: add it to Parts.Accountants", st.Accountant)
-		}
-		if _, ok := p.Optimizer.(optim.Declarer); !ok {
-			return nil, fmt.Errorf("dptrain: optimizer %T cannot declare its next step, so the privacy target cannot be enforced: implement optim.Declarer or set no target", p.Optimizer)
+		if d := pl.data.Dim(); want != d {
+			return nil, &ConfigError{Key: pl.names.k("Model"), Reason: fmt.Sprintf("takes %d features per example, the data have %d", want, d), Fix: "choose a model for these data"}
 		}
 	}
-	private := p.Accountants != nil
-	for _, n := range p.Streams {
-		private = private && !n.Reproducible()
+	pl.used = true
+	if in, ok := pl.opt.(optim.Initializer); ok && !in.Initialized() {
+		in.Init(model.Params())
 	}
-	return &Session{model: p.Model, src: p.Data, sampler: p.Sampler, opt: p.Optimizer, live: p.Accountants,
-		stop: p.Stop, planned: p.PlannedSteps, released: p.Released, agree: p.Agree, streams: p.Streams, private: private}, nil
+	s := &Session{plan: pl, model: model, data: pl.data, sampler: pl.sampler, opt: pl.opt, live: pl.live,
+		released: pl.parts.Released, agree: pl.parts.Agree,
+		streams: map[string]*optim.Noise{"noise": pl.streams.root, "sampler": pl.samplerNoise}}
+	s.rebase()
+	return s, nil
+}
+
+// rebase makes the optimizer's and the sampler's current positions the session's start.
+func (s *Session) rebase() {
+	s.optBase, s.samplerBase, s.composed = s.opt.Steps(), s.sampler.Drawn(), 0
 }
 
 // MakePrivate returns a Session that trains model with DP-SGD on the n examples of x (n rows
 // of d = len(x)/n features, row-major) and their labels y, as cfg says. Each call to Step takes
 // one private step on model's parameters in place. x and y must not change while the session
-// runs.
+// runs. A refused setting is a *ConfigError naming the Config field.
 func MakePrivate(model optim.GradientOracle, x []float32, y []int32, cfg Config) (*Session, error) {
 	if !(cfg.NoiseMultiplier > 0) || math.IsInf(cfg.NoiseMultiplier, 0) {
-		return nil, fmt.Errorf("dptrain: Config.NoiseMultiplier %v must be a positive finite number: set σ (around 1 is common), or call MakePrivateWithEpsilon to calibrate it for a target ε", cfg.NoiseMultiplier)
+		return nil, &ConfigError{Key: "Config.NoiseMultiplier", Value: cfg.NoiseMultiplier, Reason: "must be a positive finite number",
+			Fix: "set σ (around 1 is common), or call MakePrivateWithEpsilon to calibrate it for a target ε"}
 	}
-	return newSession(model, x, y, cfg)
+	return newSession(model, x, y, cfg, false)
 }
 
 // MakePrivateWithEpsilon is MakePrivate with σ calibrated: the smallest noise multiplier (to a
@@ -242,221 +205,126 @@ func MakePrivate(model optim.GradientOracle, x []float32, y []int32, cfg Config)
 // can only end training early, never overshoot.
 func MakePrivateWithEpsilon(model optim.GradientOracle, x []float32, y []int32, cfg Config) (*Session, error) {
 	if cfg.NoiseMultiplier != 0 {
-		return nil, fmt.Errorf("dptrain: Config.NoiseMultiplier is %v: MakePrivateWithEpsilon calibrates σ; leave it 0, or call MakePrivate to use it", cfg.NoiseMultiplier)
+		return nil, &ConfigError{Key: "Config.NoiseMultiplier", Value: cfg.NoiseMultiplier, Reason: "is set and MakePrivateWithEpsilon calibrates σ",
+			Fix: "leave it 0, or call MakePrivate to use it"}
 	}
 	if !(cfg.TargetEpsilon > 0) || math.IsInf(cfg.TargetEpsilon, 0) {
-		return nil, fmt.Errorf("dptrain: Config.TargetEpsilon %v must be a positive finite number: MakePrivateWithEpsilon calibrates σ for it", cfg.TargetEpsilon)
+		return nil, &ConfigError{Key: "Config.TargetEpsilon", Value: cfg.TargetEpsilon, Reason: "must be a positive finite number",
+			Fix: "MakePrivateWithEpsilon calibrates σ for it"}
 	}
-	probe := cfg
-	probe.NoiseMultiplier = 1
-	s, err := newSession(model, x, y, probe)
-	if err != nil {
-		return nil, err
-	}
-	sigma, err := s.calibrate(context.Background())
-	if err != nil {
-		return nil, err
-	}
-	cfg.NoiseMultiplier = sigma
-	return newSession(model, x, y, cfg)
+	return newSession(model, x, y, cfg, true)
 }
 
-// newSession checks cfg and builds the session's noise, sampler, optimizer and accountants.
-func newSession(model optim.GradientOracle, x []float32, y []int32, cfg Config) (*Session, error) {
+// configNames are the names of Config's fields in a plan's messages; the opt-ins Config does
+// not have are not offered.
+var configNames = map[string]string{
+	"Data": "the dataset (x, y)", "Model": "the model", "Optimizer": "DP-SGD",
+	"Sampling": "Config.Sampling", "BatchSize": "Config.BatchSize", "MinBatchSize": "Config.BatchSize",
+	"Steps": "Config.Steps", "Epochs": "Config.Epochs", "NoiseMultiplier": "Config.NoiseMultiplier",
+	"CalibrateNoise": "MakePrivateWithEpsilon", "Seed": "Config.Seed", "Streams": "Config.Seed",
+	"Privacy.Delta": "Config.Delta", "Privacy.Accountants": "Config.Accountants",
+	"Privacy.StopAccountant": "Config.StopAccountant", "Privacy.TargetEpsilon": "Config.TargetEpsilon",
+	"Privacy.AllowLargeDelta": "", "Privacy.StopOnUncertifiedBound": "", "Privacy.AllowNoGuarantee": "",
+}
+
+// newSession checks cfg and builds the DP-SGD plan and session it describes.
+func newSession(model optim.GradientOracle, x []float32, y []int32, cfg Config, calibrate bool) (*Session, error) {
+	bad := func(key string, value any, reason, fix string) error {
+		return &ConfigError{Key: key, Value: value, Reason: reason, Fix: fix}
+	}
 	if model == nil {
-		return nil, errors.New("dptrain: the model is nil: pass a models.Network or your own optim.GradientOracle")
+		return nil, bad("the model", nil, "is nil", "pass a models.Network or your own optim.GradientOracle")
 	}
 	n := len(y)
 	if n == 0 {
-		return nil, errors.New("dptrain: the dataset is empty: pass one label per example in y")
+		return nil, bad("the dataset", 0, "is empty", "pass one label per example in y")
 	}
 	if len(x) == 0 || len(x)%n != 0 {
-		return nil, fmt.Errorf("dptrain: %d feature values do not split into %d examples: x holds n rows of d features, row-major (len(x) = n·d)", len(x), n)
-	}
-	d := len(x) / n
-	if m, ok := model.(interface{ InputShape() []int }); ok {
-		want := 1
-		for _, v := range m.InputShape() {
-			want *= v
-		}
-		if want != d {
-			return nil, fmt.Errorf("dptrain: the model takes %d features per example, the data have %d", want, d)
-		}
+		return nil, bad("the dataset", len(x), fmt.Sprintf("has %d feature values, which do not split into %d examples", len(x), n), "x holds n rows of d features, row-major (len(x) = n·d)")
 	}
 	if cfg.Sampling == "" {
 		cfg.Sampling = data.SchemePoisson
 	}
 	if cfg.Sampling == data.SchemePoissonWithRejection {
-		return nil, fmt.Errorf("dptrain: Config.Sampling %q is DP-ULR's scheme, which DP-SGD's record does not describe: use %q", cfg.Sampling, data.SchemePoisson)
+		return nil, bad("Config.Sampling", cfg.Sampling, "is DP-ULR's scheme, which DP-SGD's record does not describe", fmt.Sprintf("use %q", data.SchemePoisson))
 	}
 	if cfg.BatchSize <= 0 || cfg.BatchSize > n {
-		return nil, fmt.Errorf("dptrain: Config.BatchSize %d must be between 1 and the %d examples", cfg.BatchSize, n)
+		return nil, bad("Config.BatchSize", cfg.BatchSize, fmt.Sprintf("must be between 1 and the %d examples", n), "")
 	}
 	if !(cfg.ClipNorm > 0) || math.IsInf(cfg.ClipNorm, 0) {
-		return nil, fmt.Errorf("dptrain: Config.ClipNorm %v must be a positive finite number: it bounds each example's gradient (the sensitivity); 1 is a common start", cfg.ClipNorm)
+		return nil, bad("Config.ClipNorm", cfg.ClipNorm, "must be a positive finite number", "it bounds each example's gradient (the sensitivity); 1 is a common start")
 	}
 	if !(cfg.LearningRate > 0) || math.IsInf(cfg.LearningRate, 0) {
-		return nil, fmt.Errorf("dptrain: Config.LearningRate %v must be a positive finite number", cfg.LearningRate)
+		return nil, bad("Config.LearningRate", cfg.LearningRate, "must be a positive finite number", "")
 	}
-	if (cfg.Steps > 0) == (cfg.Epochs > 0) || cfg.Steps < 0 || !(cfg.Epochs >= 0) || math.IsInf(cfg.Epochs, 0) {
-		return nil, fmt.Errorf("dptrain: Config.Steps = %d, Config.Epochs = %v: set exactly one of them to a positive number", cfg.Steps, cfg.Epochs)
-	}
-	if !(cfg.Delta > 0) || cfg.Delta >= 1/float64(n) {
-		return nil, fmt.Errorf("dptrain: Config.Delta %v must be in (0, 1/n) = (0, %.3g) for %d examples: at δ ≥ 1/n a mechanism may publish whole records; use e.g. %.1g",
-			cfg.Delta, 1/float64(n), n, math.Pow(10, math.Floor(math.Log10(0.1/float64(n)))))
-	}
-	if cfg.TargetEpsilon < 0 || math.IsNaN(cfg.TargetEpsilon) || math.IsInf(cfg.TargetEpsilon, 0) {
-		return nil, fmt.Errorf("dptrain: Config.TargetEpsilon %v must be a finite number ≥ 0 (0: no target)", cfg.TargetEpsilon)
-	}
-	if len(cfg.Accountants) == 0 {
-		cfg.Accountants = []string{"rdp"}
-	}
-	cfg.Accountants = append([]string(nil), cfg.Accountants...)
-	if cfg.StopAccountant == "" {
-		cfg.StopAccountant = cfg.Accountants[0]
-	}
-	listed := false
-	for _, a := range cfg.Accountants {
-		listed = listed || a == cfg.StopAccountant
-	}
-	if !listed {
-		return nil, fmt.Errorf("dptrain: Config.StopAccountant %q is not among Config.Accountants %v: add it there", cfg.StopAccountant, cfg.Accountants)
-	}
-
-	var noise *optim.Noise
-	if cfg.Seed != nil {
-		noise = optim.NewSeededNoise(*cfg.Seed)
-	} else {
-		var err error
-		if noise, err = optim.NewNoise(); err != nil {
-			return nil, fmt.Errorf("dptrain: %w", err)
-		}
-	}
-	// The sampler draws from its own stream, never the noise's.
-	samplerNoise := noise.Split()
-	sampler, err := data.NewSampler(cfg.Sampling, n, cfg.BatchSize, 0, samplerNoise.Rand())
-	if err != nil {
-		return nil, fmt.Errorf("dptrain: Config.Sampling, Config.BatchSize: %w", err)
-	}
-	planned := cfg.Steps
-	if cfg.Steps == 0 && cfg.Sampling == data.SchemePoisson {
-		planned = int(math.Ceil(cfg.Epochs/sampler.SampleRate() - 1e-9))
-	} else if cfg.Steps == 0 {
-		planned = int(math.Ceil(cfg.Epochs*float64(sampler.StepsPerEpoch()) - 1e-9))
-	}
-	opt, err := dpsgd.New(dpsgd.Config{NoiseMultiplier: cfg.NoiseMultiplier, ClipNorm: cfg.ClipNorm,
-		Schedule: optim.Constant{Rate: cfg.LearningRate}}, noise)
-	if err != nil {
-		return nil, fmt.Errorf("dptrain: %w", err)
-	}
-	run := accounting.Run{UpdateRule: opt.UpdateRule(), DatasetSize: n}
-	live, err := accounting.NewLive(cfg.Accountants, func(name string) (accounting.Accountant, error) { return modes.New(name, run) })
-	if err != nil {
-		return nil, fmt.Errorf("dptrain: Config.Accountants: %w (the run releases every iterate: use composition accountants such as rdp, pld)", err)
-	}
-	s, err := NewSession(Parts{Model: model, Data: &data.Split{X: x, Y: y, N: n, D: d}, Sampler: sampler, Optimizer: opt,
-		Accountants: live, PlannedSteps: planned, Streams: map[string]*optim.Noise{"noise": noise, "sampler": samplerNoise}})
+	mech := Mechanism{New: func(sigma float64, noise *optim.Noise) (optim.Optimizer, error) {
+		return dpsgd.New(dpsgd.Config{NoiseMultiplier: sigma, ClipNorm: cfg.ClipNorm, Schedule: optim.Constant{Rate: cfg.LearningRate}}, noise)
+	}}
+	p := Parts{Model: model, Data: &data.Split{X: x, Y: y, N: n, D: len(x) / n}, Sampling: cfg.Sampling, BatchSize: cfg.BatchSize,
+		Steps: cfg.Steps, Epochs: cfg.Epochs, Optimizer: mech, NoiseMultiplier: cfg.NoiseMultiplier, CalibrateNoise: calibrate,
+		Privacy: Privacy{Delta: cfg.Delta, Accountants: cfg.Accountants, StopAccountant: cfg.StopAccountant, TargetEpsilon: cfg.TargetEpsilon},
+		Seed:    cfg.Seed}
+	pl, err := newPlan(context.Background(), p, names{m: configNames, prefix: "Config."})
 	if err != nil {
 		return nil, err
 	}
-	s.cfg = cfg
-	if cfg.TargetEpsilon > 0 {
-		s.stop = StopRule{Accountant: cfg.StopAccountant, TargetEpsilon: cfg.TargetEpsilon, Delta: cfg.Delta}
-	}
-	if err := s.checkStopAccountant(run); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-// checkStopAccountant makes sure the stopping accountant accounts for the first planned step
-// and is certified once it has (a paper or approximate ε must not govern stopping).
-func (s *Session) checkStopAccountant(run accounting.Run) error {
-	first, err := s.declarer().DeclareStep(0, data.PlannedBatch(s.sampler, 0))
-	if err != nil {
-		return fmt.Errorf("dptrain: %w", err)
-	}
-	a, err := modes.New(s.cfg.StopAccountant, run)
-	if err != nil {
-		return fmt.Errorf("dptrain: Config.StopAccountant: %w", err)
-	}
-	for _, r := range first {
-		if err := a.Compose(r); err != nil {
-			return fmt.Errorf("dptrain: Config.StopAccountant %s cannot account for this run's steps: %w (choose another scheme or accountant)", s.cfg.StopAccountant, err)
-		}
-	}
-	if a.Label() != accounting.Certified {
-		return fmt.Errorf("dptrain: Config.StopAccountant %s gives a %s ε for this run, not a certified one: name a certified accountant (rdp or pld) in Config.StopAccountant", s.cfg.StopAccountant, a.Label())
-	}
-	return nil
-}
-
-// declarer is the session's optimizer as the StepDeclarer MakePrivate's DP-SGD is.
-func (s *Session) declarer() optim.StepDeclarer { return s.opt.(optim.StepDeclarer) }
-
-// calibrate returns the smallest σ for which the stopping accountant's ε after the planned
-// steps, as the optimizer declares them at σ = 1 (the session must have been built with
-// σ = 1), is at most the target.
-func (s *Session) calibrate(ctx context.Context) (float64, error) {
-	if s.planned > maxPlannedSteps {
-		return 0, fmt.Errorf("dptrain: Config.Steps/Epochs plan %d steps; calibrating σ replays every planned step and is refused above %d: plan fewer steps", s.planned, maxPlannedSteps)
-	}
-	var records []accounting.Step
-	for k := range s.planned {
-		recs, err := s.declarer().DeclareStep(k, data.PlannedBatch(s.sampler, k))
-		if err != nil {
-			return 0, fmt.Errorf("dptrain: %w", err)
-		}
-		for _, r := range recs {
-			records = accounting.AppendRecord(records, r)
-		}
-	}
-	run := accounting.Run{UpdateRule: s.opt.UpdateRule(), DatasetSize: s.src.Len()}
-	newAcct := func() (accounting.Accountant, error) { return modes.New(s.cfg.StopAccountant, run) }
-	sigma, _, err := accounting.CalibrateRecordsContext(ctx, newAcct, records, s.cfg.TargetEpsilon, s.cfg.Delta)
-	if err != nil {
-		return 0, fmt.Errorf("dptrain: Config.TargetEpsilon: %w", err)
-	}
-	return sigma, nil
+	return pl.NewSession(model)
 }
 
 // Step draws the next batch from the session's sampler and takes one private step on it. It
 // returns ErrPlanComplete once the planned steps have run and ErrBudgetExhausted, before
 // touching the data, when the step would take the stopping accountant's ε above the target.
-// A step that has run is composed into every accountant (after Parts.Released has seen its
-// records) even when an error is returned afterwards. Any other error is a *StepError
-// wrapping the cause (errors.Is finds optim.ErrNotFinite).
+// A step that ran is composed into every accountant (and passed to Parts.Released) before
+// Step returns; if that fails the session stops with a *LedgerError. A step that fails in the
+// optimizer is a *StepError wrapping the cause (errors.Is finds optim.ErrNotFinite), and stops
+// the session too. Every later Step returns the error that stopped it.
 func (s *Session) Step() (StepResult, error) {
+	if s.err != nil {
+		return StepResult{}, s.err
+	}
 	if s.stopped {
 		return StepResult{}, ErrBudgetExhausted
 	}
-	if s.opt.Steps() >= s.planned {
+	next := s.composed + 1
+	if got, want := s.opt.Steps(), s.optBase+s.composed; got != want {
+		return StepResult{}, s.halt(&LedgerError{Step: next, Composed: s.composed, OptimizerSteps: got, SamplerDraws: s.sampler.Drawn(),
+			Reason: fmt.Sprintf("the optimizer counts %d steps, the session ran %d of them: %d steps were taken on the optimizer outside the session and are on no ledger", got-s.optBase, s.composed, got-want)})
+	}
+	if got, want := s.sampler.Drawn(), s.samplerBase+s.composed; got != want {
+		return StepResult{}, s.halt(&LedgerError{Step: next, Composed: s.composed, OptimizerSteps: s.opt.Steps(), SamplerDraws: got,
+			Reason: fmt.Sprintf("the sampler has drawn %d batches, the session %d: batches were drawn (or its position restored) outside the session", got-s.samplerBase, s.composed)})
+	}
+	if s.opt.Steps() >= s.plan.planned {
 		return StepResult{}, ErrPlanComplete
 	}
-	idx, info := s.sampler.Next(s.idx[:0])
-	s.idx = idx
-	fail := func(step int, err error) (StepResult, error) { return StepResult{}, &StepError{Step: step, Err: err} }
+	step := s.opt.Steps() + 1
+	fail := func(err error) (StepResult, error) { return StepResult{}, s.halt(&StepError{Step: step, Err: err}) }
 	over := false
-	if st := s.stop; st.TargetEpsilon > 0 {
-		next, err := s.opt.(optim.Declarer).Declare(info)
+	if s.live != nil && s.plan.parts.Privacy.TargetEpsilon > 0 {
+		// What the step will release, declared from the batch the sampler will draw, before
+		// anything is drawn.
+		recs, err := s.opt.(optim.Declarer).Declare(s.sampler.Planned(s.sampler.Drawn()))
 		if err != nil {
-			return fail(s.opt.Steps()+1, err)
+			return fail(err)
 		}
-		if over, err = s.live.WouldOvershootAll(next, st.TargetEpsilon, st.Delta, st.Accountant); err != nil {
-			return fail(s.opt.Steps()+1, err)
+		if over, err = s.live.WouldOvershootAll(recs, s.plan.parts.Privacy.TargetEpsilon, s.plan.delta, s.plan.stop); err != nil {
+			return fail(err)
 		}
 	}
 	if s.agree != nil {
-		var err error
-		if over, err = s.agree(over); err != nil {
-			return fail(s.opt.Steps()+1, err)
+		group, err := s.agree(over)
+		if err != nil {
+			return fail(err)
 		}
+		over = over || group
 	}
 	if over {
 		s.stopped = true
 		return StepResult{}, ErrBudgetExhausted
 	}
-	b, d := len(idx), s.src.Dim()
+	idx, info := s.sampler.Next(s.idx[:0])
+	s.idx = idx
+	b, d := len(idx), s.data.Dim()
 	if cap(s.by) < b {
 		// A Poisson batch fluctuates around its mean: leave room for the next ones.
 		c := b + b/4 + 16
@@ -464,28 +332,44 @@ func (s *Session) Step() (StepResult, error) {
 		s.by = make([]int32, c)
 	}
 	bx, by := s.bx[:b*d], s.by[:b]
-	if err := s.src.Gather(idx, bx, by); err != nil {
-		return fail(s.opt.Steps()+1, err)
+	if err := s.data.Gather(idx, bx, by); err != nil {
+		return fail(err)
 	}
 	res, err := s.opt.Step(s.model, optim.Batch{X: bx, Y: by, N: b, Index: idx}, info)
 	if err != nil {
-		return fail(s.opt.Steps()+1, err)
+		return fail(err)
 	}
-	step := s.opt.Steps()
+	// The step ran on the data: it goes on record before its result is used.
+	s.composed++
+	if got := s.opt.Steps(); got != step {
+		return StepResult{}, s.halt(&LedgerError{Step: step, Composed: s.composed, OptimizerSteps: got, SamplerDraws: s.sampler.Drawn(),
+			Reason: fmt.Sprintf("the optimizer counted %d steps for one step of the session", got-step+1)})
+	}
+	var errs []error
 	if s.released != nil {
 		if err := s.released(step, res.Records); err != nil {
-			return fail(step, err)
+			errs = append(errs, fmt.Errorf("recording it: %w", err))
 		}
 	}
 	if s.live != nil {
 		for _, r := range res.Records {
 			var refused *accounting.RefusedError
 			if err := s.live.Compose(r); err != nil && !errors.As(err, &refused) {
-				return fail(step, err)
+				errs = append(errs, fmt.Errorf("composing it: %w", err))
 			}
 		}
 	}
+	if len(errs) > 0 {
+		return StepResult{}, s.halt(&LedgerError{Step: step, Composed: s.composed, OptimizerSteps: s.opt.Steps(), SamplerDraws: s.sampler.Drawn(),
+			Reason: "the step ran on the data and could not be put on record", Err: errors.Join(errs...)})
+	}
 	return StepResult{Step: step, Batch: info, Records: res.Records, Stats: res.Stats, StepSize: res.StepSize}, nil
+}
+
+// halt stops the session with err, which every later Step returns.
+func (s *Session) halt(err error) error {
+	s.err = err
+	return err
 }
 
 // Run calls Step until the plan is complete or the target ε is reached, calling each (when not
@@ -511,13 +395,13 @@ func (s *Session) Run(ctx context.Context, each func(StepResult) error) error {
 	}
 }
 
-// Epsilon returns every accountant's guarantee at the stop rule's δ (Config.Delta) for the
-// steps run so far, in the accountants' order; nil for a non-private session.
+// Epsilon returns every accountant's guarantee at the plan's δ for the steps run so far, in
+// the accountants' order; nil for a non-private session.
 func (s *Session) Epsilon() []Guarantee {
 	if s.live == nil {
 		return nil
 	}
-	gs, errs := s.live.Snapshot(s.delta())
+	gs, errs := s.live.Snapshot(s.plan.delta)
 	out := make([]Guarantee, len(gs))
 	for i := range gs {
 		out[i] = Guarantee{Guarantee: gs[i], Err: errs[i]}
@@ -525,44 +409,74 @@ func (s *Session) Epsilon() []Guarantee {
 	return out
 }
 
-// delta is the δ ε is reported at.
-func (s *Session) delta() float64 {
-	if s.stop.Delta > 0 {
-		return s.stop.Delta
-	}
-	return s.cfg.Delta
-}
-
-// CertifiedEpsilon returns the stopping accountant's ε at Config.Delta for the steps run so
-// far: the certified bound the target is held to.
+// CertifiedEpsilon returns the certified ε at the plan's δ for the steps run so far (Certified).
 func (s *Session) CertifiedEpsilon() (float64, error) {
-	name := s.stop.Accountant
-	if name == "" {
-		name = s.cfg.StopAccountant
+	g, err := s.Certified()
+	if err != nil {
+		return math.NaN(), err
 	}
-	if s.live == nil || name == "" {
-		return math.NaN(), errors.New("dptrain: the session has no stopping accountant")
-	}
-	g, err := s.live.Epsilon(name, s.delta())
-	return g.Epsilon, err
+	return g.Epsilon, nil
 }
 
-// Steps returns the number of steps run.
+// Certified returns a certified guarantee at the plan's δ for the steps run so far: the
+// stopping accountant's when it is certified, else the first certified configured
+// accountant's, else one computed from the ledger by rdp or pld where either covers the run.
+// It never returns a paper or approximate bound: when none covers the run it is an error.
+func (s *Session) Certified() (accounting.Guarantee, error) {
+	if s.live == nil {
+		return accounting.Guarantee{}, errors.New("dptrain: the session has no accountants (a non-private baseline)")
+	}
+	pl := s.plan
+	for _, name := range []string{pl.stop, pl.certified} {
+		if name == "" || pl.labels[name] != accounting.Certified {
+			continue
+		}
+		g, err := s.live.Epsilon(name, pl.delta)
+		if err != nil {
+			return g, err
+		}
+		if g.Label == accounting.Certified {
+			return g, nil
+		}
+	}
+	ledger := s.live.Ledger()
+	for _, name := range stopPreference {
+		a, err := modes.New(name, pl.run)
+		for _, r := range ledger {
+			if err == nil {
+				err = a.Compose(r)
+			}
+		}
+		if err != nil {
+			continue
+		}
+		if g, err := a.Epsilon(pl.delta); err == nil && g.Label == accounting.Certified {
+			return g, nil
+		}
+	}
+	return accounting.Guarantee{}, fmt.Errorf("dptrain: no certified accountant covers this run (%s): its ε is not bounded by any certified theorem", pl.explain())
+}
+
+// Steps returns the number of steps the optimizer has taken (those of a restored checkpoint
+// included).
 func (s *Session) Steps() int { return s.opt.Steps() }
 
-// PlannedSteps returns the number of steps Config.Steps or Config.Epochs plans.
-func (s *Session) PlannedSteps() int { return s.planned }
+// PlannedSteps returns the number of steps the plan runs unless the target stops it first.
+func (s *Session) PlannedSteps() int { return s.plan.planned }
 
-// NoiseMultiplier returns σ: Config.NoiseMultiplier, or the calibrated value.
-func (s *Session) NoiseMultiplier() float64 { return s.cfg.NoiseMultiplier }
+// NoiseMultiplier returns σ in use: the one given, or the calibrated one.
+func (s *Session) NoiseMultiplier() float64 { return s.plan.sigma }
 
 // SampleRate returns q, the sampler's rate (b/n).
 func (s *Session) SampleRate() float64 { return s.sampler.SampleRate() }
 
-// Private reports whether the session's randomness is unpredictable: false when a stream is
-// seeded (Config.Seed), in which case ε describes the mechanism but the run itself must not be
-// released, and for a session without accountants.
-func (s *Session) Private() bool { return s.private }
+// Private reports whether the session's randomness is unpredictable and its steps accounted
+// for: false when its streams are seeded (Config.Seed, Parts.Seed), in which case ε describes
+// the mechanism but the run itself must not be released, and for a non-private baseline.
+func (s *Session) Private() bool { return s.plan.private }
+
+// Plan returns the plan the session runs.
+func (s *Session) Plan() *Plan { return s.plan }
 
 // Ledger returns the run-length ledger of every record composed so far.
 func (s *Session) Ledger() []accounting.Step {

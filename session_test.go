@@ -123,7 +123,7 @@ func TestSessionStopsBeforeOvershoot(t *testing.T) {
 			}
 			// One more step would have overshot: compose it on a fresh accountant.
 			recs := flatten(s.Ledger())
-			over, err := s.live.WouldOvershootAll(recs[len(recs)-1:], tc.target, cfg.Delta, s.cfg.StopAccountant)
+			over, err := s.live.WouldOvershootAll(recs[len(recs)-1:], tc.target, cfg.Delta, s.plan.stop)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -166,8 +166,8 @@ func TestRecordsCarryTheSamplersScheme(t *testing.T) {
 			s, err := MakePrivate(&meanModel{w: make([]float32, 2)}, x, y, cfg)
 			if tc.want == accounting.Shuffled {
 				// rdp does not cover shuffling: the refusal comes before any step, naming the field.
-				if err == nil || !strings.Contains(err.Error(), "StopAccountant") {
-					t.Fatalf("got %v, want a refusal naming Config.StopAccountant", err)
+				if err == nil || !strings.Contains(err.Error(), "Config.Accountants") || !strings.Contains(err.Error(), "no configured accountant covers") {
+					t.Fatalf("got %v, want a refusal naming Config.Accountants", err)
 				}
 				return
 			}
@@ -287,7 +287,7 @@ func TestConfigErrors(t *testing.T) {
 		{"unknown accountant", func(c *Config) { c.Accountants = []string{"nope"} }, false, []string{"Accountants", "unknown accountant"}},
 		{"hidden-state accountant", func(c *Config) { c.Accountants = []string{"sgld"} }, false, []string{"Accountants"}},
 		{"stop not listed", func(c *Config) { c.StopAccountant = "pld" }, false, []string{"StopAccountant", "add it"}},
-		{"approximate stop", func(c *Config) { c.Accountants = []string{"gdp", "rdp"} }, false, []string{"StopAccountant", "certified"}},
+		{"approximate stop", func(c *Config) { c.Accountants, c.StopAccountant, c.TargetEpsilon = []string{"gdp", "rdp"}, "gdp", 5 }, false, []string{"StopAccountant", "certified", "rdp"}},
 		{"rejection sampling", func(c *Config) { c.Sampling = data.SchemePoissonWithRejection }, false, []string{"Sampling"}},
 		{"unknown sampling", func(c *Config) { c.Sampling = "urn" }, false, []string{"Sampling"}},
 	} {

@@ -98,7 +98,7 @@ func (t *Trainer) augmentation(outer func(optim.GradientOracle) optim.GradientOr
 		return nil, err
 	}
 	var key [32]byte
-	r := t.noise.Split().Rand()
+	r := t.streams.Split().Rand()
 	for j := 0; j < len(key); j += 8 {
 		binary.LittleEndian.PutUint64(key[j:], r.Uint64())
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dptrain/dptrain"
 )
 
 // A run planned for 10¹² steps with σ auto is refused before calibration replays its steps,
@@ -36,20 +38,24 @@ func TestAbsurdStepCountRefusedBeforeCalibrating(t *testing.T) {
 	}
 }
 
-// Calibration honours its context: once it is done, calibrating stops with an error that
-// wraps the context's (the trainer passes the context a signal cancels).
+// Calibration honours its context: once it is done, building the plan stops with an error
+// that wraps the context's (the trainer passes the context a signal cancels), whether it
+// calibrates σ or only probes the accountants.
 func TestCalibrationStopsWithContext(t *testing.T) {
 	tr, _ := newTrainer(t, "privacy.target_epsilon=2", "training.steps=200")
+	// The trainer's streams built its plan; every plan here has streams of its own.
+	tr.streams, _ = dptrain.NewStreams(nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := tr.calibrateContext(ctx); !errors.Is(err, context.Canceled) {
+	if _, err := tr.newPlan(ctx, 0, true); !errors.Is(err, context.Canceled) {
 		t.Errorf("calibration under a cancelled context returned %v, want context.Canceled", err)
 	}
-	if err := tr.checkCoverageContext(ctx, tr.declaredRun(tr.opt)); !errors.Is(err, context.Canceled) {
+	if _, err := tr.newPlan(ctx, 1, false); !errors.Is(err, context.Canceled) {
 		t.Errorf("the accountant probe under a cancelled context returned %v, want context.Canceled", err)
 	}
-	sigma, err := tr.calibrateContext(context.Background())
-	if err != nil || !(sigma > 0) {
-		t.Errorf("calibration under a live context: σ = %v, %v", sigma, err)
+	tr.streams, _ = dptrain.NewStreams(nil)
+	p, err := tr.newPlan(context.Background(), 0, true)
+	if err != nil || !(p.NoiseMultiplier() > 0) {
+		t.Errorf("calibration under a live context: %v", err)
 	}
 }

@@ -118,7 +118,7 @@ type PrivacyConfig struct {
 	// Accountants lists the modes reported live after every step.
 	Accountants []string `yaml:"accountants"`
 	// StopAccountant is the mode whose ε governs stopping and calibration (default: the first
-	// certified accountant that covers the run, rdp before pld; see resolveStop). A paper or
+	// certified accountant that covers the run, rdp before pld; see dptrain.Privacy). A paper or
 	// approximate accountant may govern only with StopOnUncertifiedBound.
 	StopAccountant string `yaml:"stop_accountant"`
 	// StopOnUncertifiedBound lets a paper or approximate accountant govern stopping and

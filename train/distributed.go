@@ -88,10 +88,10 @@ func (h rankHook) Fire(e *logrus.Entry) error {
 	return nil
 }
 
-// shareNoise returns the run's noise on every rank: rank 0's seed (the config's, or the one
-// read back from the run being resumed) or, for a private run, a key rank 0 draws from
+// shareStreams returns the run's streams on every rank: rank 0's seed (the config's, or the
+// one read back from the run being resumed) or, for a private run, a key rank 0 draws from
 // crypto/rand, sent to the others.
-func (d *dist) shareNoise(seed *uint64) (*optim.Noise, *uint64, error) {
+func (d *dist) shareStreams(seed *uint64) (*dptrain.Streams, *uint64, error) {
 	msg := make([]byte, 41)
 	if d.leader() {
 		if seed != nil {
@@ -110,9 +110,10 @@ func (d *dist) shareNoise(seed *uint64) (*optim.Noise, *uint64, error) {
 	}
 	if msg[0] == 1 {
 		s := binary.LittleEndian.Uint64(msg[1:])
-		return optim.NewSeededNoise(s), &s, nil
+		st, err := dptrain.NewStreams(&s)
+		return st, &s, err
 	}
-	return optim.NewSharedNoise([32]byte(msg[9:])), nil, nil
+	return dptrain.SharedStreams([32]byte(msg[9:])), nil, nil
 }
 
 // same checks that every rank holds the same values as rank 0 (the training split, the
@@ -205,8 +206,7 @@ func (t *Trainer) follow(_ context.Context) (*Summary, error) {
 	if t.opts.Oracle != nil {
 		oracle = t.opts.Oracle(oracle)
 	}
-	sess, err := dptrain.NewSession(dptrain.Parts{Model: t.dist.oracle(oracle), Data: t.train, Sampler: t.sampler,
-		Optimizer: t.opt, PlannedSteps: t.total, Agree: t.dist.decide})
+	sess, err := t.dp.NewSession(t.dist.oracle(oracle))
 	if err != nil {
 		return nil, err
 	}

@@ -25,38 +25,6 @@ type live struct {
 	startLabels map[string]accounting.Label
 }
 
-// labelFirstStep records in startLabels the label every accountant has after composing
-// first, the records of the run's first step.
-func (l *live) labelFirstStep(run accounting.Run, first []accounting.Step) {
-	l.startLabels = map[string]accounting.Label{}
-	for _, name := range l.Names() {
-		a, err := modes.New(name, run)
-		if err != nil {
-			continue
-		}
-		ok := true
-		for _, r := range first {
-			if a.Compose(r) != nil {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			l.startLabels[name] = a.Label()
-		}
-	}
-}
-
-// newLive builds the configured accountants for run. An accountant whose theorem does not
-// cover the run is an error here, before training: the config asked for it.
-func newLive(names []string, run accounting.Run) (*live, error) {
-	l, err := accounting.NewLive(names, func(name string) (accounting.Accountant, error) { return modes.New(name, run) })
-	if err != nil {
-		return nil, fmt.Errorf("privacy.accountants: %s (remove it from the list, or change the run so that its assumptions hold)", InUserTerms(err.Error(), ConfigTerms))
-	}
-	return &live{Live: l}, nil
-}
-
 // voidHiddenState marks the accountants whose theorem needs the release to be the last
 // iterate of one trajectory (they refuse run with LastIterateOnly unset) as no longer
 // applying: the run executed abandoned steps on its data, on a branch whose iterates, metrics

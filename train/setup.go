@@ -211,24 +211,6 @@ func schedule(o OptimizerConfig, total int) (optim.Schedule, error) {
 	}
 }
 
-// plannedSteps is the number of steps the config asks for: training.steps, or epochs passes
-// over n examples (⌈E/q⌉ steps under Poisson sampling, E × steps-per-epoch otherwise).
-func plannedSteps(t TrainingConfig, s *data.Sampler) int {
-	if t.Steps > 0 {
-		return t.Steps
-	}
-	if poissonScheme(s) {
-		return int(math.Ceil(t.Epochs/s.SampleRate() - 1e-9))
-	}
-	return int(math.Ceil(t.Epochs*float64(s.StepsPerEpoch()) - 1e-9))
-}
-
-// poissonScheme reports whether s draws Poisson batches (with or without rejection), whose
-// size is random: never declared, and buffers sized with a margin.
-func poissonScheme(s *data.Sampler) bool {
-	return s.Scheme() == data.SchemePoisson || s.Scheme() == data.SchemePoissonWithRejection
-}
-
 // featureProgress logs the feature extraction every 10% of each split, with the time left.
 func featureProgress(log *logrus.Logger) func(split string, done, total int) {
 	var began time.Time

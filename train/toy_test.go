@@ -39,6 +39,8 @@ func (o *toyGD) record(info optim.BatchInfo) []accounting.Step {
 	return recs
 }
 
+func (o *toyGD) NoiseStream() *optim.Noise { return o.noise }
+
 func (o *toyGD) Declare(info optim.BatchInfo) ([]accounting.Step, error) { return o.record(info), nil }
 
 func (o *toyGD) DeclareStep(_ int, info optim.BatchInfo) ([]accounting.Step, error) {

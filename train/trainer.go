@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -18,6 +19,7 @@ import (
 	"github.com/dptrain/dptrain/accounting/ulr"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/internal/mpi"
+	"github.com/dptrain/dptrain/internal/planparts"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
 )
@@ -92,10 +94,18 @@ type Trainer struct {
 	model *models.Network
 	algs  *Algorithms
 	plan  Plan
-	opt   optim.Optimizer
-	noise *optim.Noise
+	// streams are the run's random streams; dp is the private run the library's plan built
+	// from the config: the sampler, the noise, the optimizer, the accountants and the stop
+	// rule. opt, noise, samplerNoise, sampler and live are its pieces, which checkpoints
+	// restore in place.
+	streams *dptrain.Streams
+	dp      *dptrain.Plan
+	opt     optim.Optimizer
+	noise   *optim.Noise
 	// samplerNoise is the sampler's own stream, split from noise.
 	samplerNoise *optim.Noise
+	// minBatch is the rejection threshold N_B of poisson-with-rejection sampling (0 otherwise).
+	minBatch int
 	// dist is the data-parallel group; nil for a single process.
 	dist *dist
 	// sess is the private loop Run steps through.
@@ -193,7 +203,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (_ *Trainer, err error)
 		}
 	}
 	if t.dist != nil {
-		if t.noise, cfg.Seed, err = t.dist.shareNoise(cfg.Seed); err != nil {
+		if t.streams, cfg.Seed, err = t.dist.shareStreams(cfg.Seed); err != nil {
 			return nil, err
 		}
 	}
@@ -201,16 +211,12 @@ func New(ctx context.Context, cfg *Config, opts Options) (_ *Trainer, err error)
 		return nil, err
 	}
 	t.hash = t.canon.Hash()
-	// checkCoverage resolves an unset privacy.stop_accountant into cfg; the saved config keeps
-	// it as given, so that it has the hash the checkpoints carry and resumes the run.
+	// The plan (buildOptimizer) resolves an unset privacy.stop_accountant into cfg; the saved
+	// config keeps it as given, so that it has the hash the checkpoints carry and resumes the run.
 	t.givenStop = cfg.Privacy.StopAccountant
 
-	switch {
-	case t.noise != nil: // shared by the ranks of a data-parallel run
-	case cfg.Seed != nil:
-		t.noise = optim.NewSeededNoise(*cfg.Seed)
-	default:
-		if t.noise, err = optim.NewNoise(); err != nil {
+	if t.streams == nil { // else shared by the ranks of a data-parallel run
+		if t.streams, err = dptrain.NewStreams(cfg.Seed); err != nil {
 			return nil, err
 		}
 	}
@@ -236,7 +242,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (_ *Trainer, err error)
 	}
 
 	// Initialisation uses its own stream so that it never shares randomness with the noise.
-	initStream := t.noise.Split()
+	initStream := t.streams.Split()
 	if t.model = opts.Model; t.model == nil {
 		spec := modelSpec(cfg.Model, t.ds)
 		spec.Chunk = chunkFor(cfg.Optimizer.BatchSize)
@@ -263,11 +269,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (_ *Trainer, err error)
 	if err != nil {
 		return nil, err
 	}
-	if d := cfg.Privacy.Delta; alg.Private && d >= 1/float64(n) {
-		if !cfg.Privacy.AllowLargeDelta {
-			return nil, fmt.Errorf("privacy.delta = %g is not below 1/n = 1/%d for this run's %d training examples: with δ ≥ 1/n a mechanism may publish whole records and still meet (ε, δ). Lower privacy.delta (e.g. %.1g), or set privacy.allow_large_delta: true to keep it",
-				d, n, n, math.Pow(10, math.Floor(math.Log10(0.1/float64(n)))))
-		}
+	if d := cfg.Privacy.Delta; alg.Private && d >= 1/float64(n) && cfg.Privacy.AllowLargeDelta {
 		t.log.Warnf("privacy.delta = %g is not below 1/n = 1/%d (privacy.allow_large_delta is set)", d, n)
 	}
 	if o.BatchSize > n {
@@ -285,14 +287,10 @@ func New(ctx context.Context, cfg *Config, opts Options) (_ *Trainer, err error)
 			nb, r, ulr.DefaultRejectionBound, q*float64(n-1))
 		minBatch = nb
 	}
-	t.samplerNoise = t.noise.Split()
-	if t.sampler, err = data.NewSampler(data.Scheme(o.Sampling), n, o.BatchSize, minBatch, t.samplerNoise.Rand()); err != nil {
+	t.minBatch = minBatch
+	if t.total, err = dptrain.PlannedSteps(data.Scheme(o.Sampling), n, o.BatchSize, minBatch, cfg.Training.Steps, cfg.Training.Epochs); err != nil {
 		return nil, err
 	}
-	if t.opts.Oracle, err = t.augmentation(t.opts.Oracle); err != nil {
-		return nil, err
-	}
-	t.total = plannedSteps(cfg.Training, t.sampler)
 	sched, err := schedule(o, t.total)
 	if err != nil {
 		return nil, err
@@ -301,13 +299,18 @@ func New(ctx context.Context, cfg *Config, opts Options) (_ *Trainer, err error)
 	if err := t.buildOptimizer(ctx, sched); err != nil {
 		return nil, err
 	}
+	// Augmentation's key is split from the run's streams after the sampler's (the plan's).
+	if t.opts.Oracle, err = t.augmentation(t.opts.Oracle); err != nil {
+		return nil, err
+	}
 	t.log.Infof("model %s: %d parameters; %s with %s updates, %d steps (q = %.6g)", t.model.Name(), len(t.model.Params()),
 		o.Algorithm, t.opt.UpdateRule(), t.total, t.sampler.SampleRate())
 	return t, nil
 }
 
-// buildOptimizer prepares the configured algorithm, resolves σ (calibrating it when auto),
-// builds the optimizer and the live accountants.
+// buildOptimizer prepares the configured algorithm and has the library build the run's plan
+// from it (dptrain.NewPlan): the sampler, σ (calibrated when auto), the optimizer, the live
+// accountants and the stop rule, with every privacy rule checked there.
 // Calibration and the accountants' checks stop with an InterruptedError when ctx is done.
 func (t *Trainer) buildOptimizer(ctx context.Context, sched optim.Schedule) error {
 	cfg, o := t.cfg, t.cfg.Optimizer
@@ -328,56 +331,129 @@ func (t *Trainer) buildOptimizer(ctx context.Context, sched optim.Schedule) erro
 		return fmt.Errorf("train: algorithm %s prepared no optimizer", alg.Name)
 	}
 
-	// The run-level declaration does not depend on σ, so the accountants can be checked now.
-	t.sigma = o.NoiseMultiplier.Value
-	if !alg.Private {
-		t.sigma = 0
-	} else if o.NoiseMultiplier.Auto && t.dist.leader() {
+	sigma := o.NoiseMultiplier.Value
+	calibrate := alg.Private && o.NoiseMultiplier.Auto
+	phase := "checking the accountants"
+	switch {
+	case !alg.Private:
+		sigma = 0
+	case calibrate && t.dist.leader():
 		t.log.Infof("calibrating the noise multiplier to ε = %g (δ = %g) over %d steps",
 			cfg.Privacy.TargetEpsilon, cfg.Privacy.Delta, t.total)
-		if err := interrupted(ctx, "calibrating the noise multiplier", nil); err != nil {
+		phase = "calibrating the noise multiplier"
+	case calibrate:
+		// Rank 0 calibrates; the others take its σ.
+		if sigma, err = t.dist.shareSigma(0); err != nil {
 			return err
 		}
-		sigma, err := t.calibrateContext(ctx)
-		if err := interrupted(ctx, "calibrating the noise multiplier", err); err != nil {
-			return err
-		}
-		t.sigma = sigma
-		t.log.Infof("calibrated noise multiplier σ = %s (rounded up) for ε = %g (δ = %g, %s) over %d steps",
-			FormatUp(sigma, 6), cfg.Privacy.TargetEpsilon, cfg.Privacy.Delta, cfg.Privacy.StopAccountant, t.total)
+		calibrate = false
 	}
-	if t.dist != nil {
-		if t.sigma, err = t.dist.shareSigma(t.sigma); err != nil {
-			return err
-		}
-	}
-	if t.opt, err = t.plan.NewOptimizer(t.sigma, t.noise); err != nil {
+	if err := interrupted(ctx, phase, nil); err != nil {
 		return err
 	}
-	if in, ok := t.opt.(optim.Initializer); ok {
-		in.Init(t.model.Params())
+	if t.dp, err = t.newPlan(ctx, sigma, calibrate); err != nil {
+		return interrupted(ctx, phase, err)
+	}
+	pieces := planparts.Of(t.dp)
+	t.sampler, t.opt, t.noise, t.samplerNoise = pieces.Sampler, pieces.Optimizer, pieces.Noise, pieces.SamplerNoise
+	t.sigma = t.dp.NoiseMultiplier()
+	if calibrate {
+		t.log.Infof("calibrated noise multiplier σ = %s (rounded up) for ε = %g (δ = %g, %s) over %d steps",
+			FormatUp(t.sigma, 6), cfg.Privacy.TargetEpsilon, cfg.Privacy.Delta, t.dp.StopAccountant(), t.total)
+	}
+	if t.dist != nil && alg.Private && o.NoiseMultiplier.Auto && t.dist.leader() {
+		if _, err = t.dist.shareSigma(t.sigma); err != nil {
+			return err
+		}
 	}
 	t.ema = newEMA(cfg.Training.EMA, t.model.Params())
 	if !alg.Private || !t.dist.leader() {
 		return nil // rank 0 alone accounts for a data-parallel run
 	}
-	run := t.declaredRun(t.opt)
-	if err := interrupted(ctx, "checking the accountants", nil); err != nil {
+	cfg.Privacy.StopAccountant = t.dp.StopAccountant()
+	t.live = &live{Live: pieces.Live}
+	if t.total > 0 {
+		t.live.startLabels = t.dp.Labels()
+	}
+	return nil
+}
+
+// newPlan builds the run's plan at σ (or calibrating it), with the config's privacy settings.
+func (t *Trainer) newPlan(ctx context.Context, sigma float64, calibrate bool) (*dptrain.Plan, error) {
+	cfg, o := t.cfg, t.cfg.Optimizer
+	alg, err := t.algs.Lookup(o.Algorithm)
+	if err != nil {
+		return nil, err
+	}
+	pr := cfg.Privacy
+	priv := dptrain.Privacy{Delta: pr.Delta, Accountants: pr.Accountants, StopAccountant: pr.StopAccountant, TargetEpsilon: pr.TargetEpsilon,
+		AllowLargeDelta: pr.AllowLargeDelta, StopOnUncertifiedBound: pr.StopOnUncertifiedBound, AllowNoGuarantee: pr.AllowNoGuarantee}
+	if !t.dist.leader() {
+		// Rank 0 alone holds the target; the others follow its decision (Agree).
+		priv.TargetEpsilon = 0
+	}
+	if !alg.Private {
+		priv = dptrain.Privacy{}
+	}
+	run := t.plan.Run
+	// An average of the iterates (training.ema) releases a function of every iterate.
+	run.LastIterateOnly = cfg.Privacy.Release == "final" && cfg.Training.EMA == 0
+	p := dptrain.Parts{Data: t.train, Sampling: data.Scheme(o.Sampling), BatchSize: o.BatchSize, MinBatchSize: t.minBatch,
+		Steps:           t.total,
+		Optimizer:       dptrain.Mechanism{New: t.plan.NewOptimizer, Run: run, NoAuto: t.plan.NoAuto},
+		NoiseMultiplier: sigma, CalibrateNoise: calibrate, NonPrivate: !alg.Private, Privacy: priv, Streams: t.streams,
+		Released: func(step int, records []accounting.Step) error {
+			if t.ledger == nil {
+				return nil
+			}
+			// Recorded as the step is composed: it has run on the data, whatever happens next.
+			return t.ledger.append(step, records)
+		},
+		Names: planKeys}
+	if t.dist != nil {
+		p.Agree = t.dist.decide
+	}
+	pl, err := dptrain.NewPlan(ctx, p)
+	if err != nil {
+		return nil, t.planError(err)
+	}
+	return pl, nil
+}
+
+// planKeys names the library plan's settings by the config keys that set them.
+var planKeys = map[string]string{
+	"Data": "the training split", "Model": "the model", "Optimizer": "optimizer.algorithm", "NonPrivate": "optimizer.algorithm",
+	"Sampling": "optimizer.sampling", "BatchSize": "optimizer.batch_size", "MinBatchSize": "optimizer.min_batch_size",
+	"Steps": "training.steps", "Epochs": "training.epochs", "NoiseMultiplier": "optimizer.noise_multiplier",
+	"CalibrateNoise": "optimizer.noise_multiplier auto", "Seed": "seed", "Streams": "seed",
+	"Privacy.Delta": "privacy.delta", "Privacy.Accountants": "privacy.accountants", "Privacy.StopAccountant": "privacy.stop_accountant",
+	"Privacy.TargetEpsilon": "privacy.target_epsilon", "Privacy.AllowLargeDelta": "privacy.allow_large_delta",
+	"Privacy.StopOnUncertifiedBound": "privacy.stop_on_uncertified_bound", "Privacy.AllowNoGuarantee": "privacy.allow_no_guarantee",
+}
+
+// planError is the trainer's message for an error of the library's plan: a refused setting
+// (*dptrain.ConfigError) is already in config keys; the declaration fields it names are
+// translated too (ConfigTerms). It wraps err, so errors.As still finds the ConfigError.
+func (t *Trainer) planError(err error) error {
+	var ce *dptrain.ConfigError
+	if !errors.As(err, &ce) {
 		return err
 	}
-	if t.live, err = newLive(cfg.Privacy.Accountants, run); err != nil {
-		if cfg.Training.EMA > 0 {
-			err = fmt.Errorf("%w (training.ema releases an average of every iterate, which bounds on the last iterate alone do not cover: remove training.ema or that accountant)", err)
-		}
-		return interrupted(ctx, "checking the accountants", err)
+	msg := InUserTerms(strings.TrimPrefix(err.Error(), "dptrain: "), ConfigTerms)
+	if ce.Key == planKeys["Privacy.Accountants"] && t.cfg.Training.EMA > 0 {
+		msg += " (training.ema releases an average of every iterate, which bounds on the last iterate alone do not cover: remove training.ema or that accountant)"
 	}
-	if d, ok := t.opt.(optim.StepDeclarer); ok && t.total > 0 {
-		if first, err := d.DeclareStep(0, data.PlannedBatch(t.sampler, 0)); err == nil {
-			t.live.labelFirstStep(run, first)
-		}
-	}
-	return interrupted(ctx, "checking the accountants", t.checkCoverageContext(ctx, run))
+	return &configError{msg: msg, err: err}
 }
+
+// configError is an error of the library's plan in the config's terms.
+type configError struct {
+	msg string
+	err error
+}
+
+func (e *configError) Error() string { return e.msg }
+func (e *configError) Unwrap() error { return e.err }
 
 // declaredRun is the plan's run declaration completed by the trainer: what is released (from
 // privacy.release) and, unless the algorithm fixed it, the optimizer's update rule.
@@ -478,6 +554,11 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 		return nil, err
 	}
 	sess := t.sess
+	if start == 0 && t.ema != nil {
+		// The session drew the initial iterate of an optimizer that draws its own (DP-SGLD):
+		// the average starts from it.
+		copy(t.ema.avg, t.model.Params())
+	}
 
 	t.began = time.Now()
 	var stopped string
