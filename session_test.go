@@ -337,3 +337,54 @@ func TestDataErrors(t *testing.T) {
 		})
 	}
 }
+
+// Batches drawn from the session's sampler outside the session (which only code inside the
+// module can reach, through internal/planparts) stop it before its next step.
+func TestSessionRefusesDrawsOutsideIt(t *testing.T) {
+	x, y := testData(300, 2)
+	s, err := MakePrivate(&meanModel{w: make([]float32, 2)}, x, y, baseConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Step(); err != nil {
+		t.Fatal(err)
+	}
+	s.sampler.Next(nil)
+	for range 2 {
+		_, err := s.Step()
+		var le *LedgerError
+		if !errors.As(err, &le) || le.SamplerDraws != 2 || le.Composed != 1 {
+			t.Fatalf("after a draw outside the session: %v, want a *LedgerError", err)
+		}
+	}
+}
+
+// A step whose records an accountant cannot compose (a malformed record) stops the session
+// with a *LedgerError after putting what it can on record.
+func TestSessionStopsWhenComposeFails(t *testing.T) {
+	x, y := testData(300, 2)
+	s, err := MakePrivate(&meanModel{w: make([]float32, 2)}, x, y, baseConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.opt = &badRecords{Optimizer: s.opt}
+	_, err = s.Step()
+	var le *LedgerError
+	if !errors.As(err, &le) || le.Step != 1 {
+		t.Fatalf("a malformed record: %v, want a *LedgerError for step 1", err)
+	}
+	if _, err2 := s.Step(); err2 != err {
+		t.Errorf("the next step: %v, want the same error", err2)
+	}
+}
+
+// badRecords releases a record no accountant accepts (a negative noise multiplier).
+type badRecords struct{ optim.Optimizer }
+
+func (b *badRecords) Step(m optim.GradientOracle, batch optim.Batch, info optim.BatchInfo) (optim.Result, error) {
+	res, err := b.Optimizer.Step(m, batch, info)
+	for i := range res.Records {
+		res.Records[i].NoiseMultiplier = -1
+	}
+	return res, err
+}
