@@ -321,6 +321,24 @@ func TestAttackForeignNoise(t *testing.T) {
 	if s, err := dptrain.NewSession(parts); err != nil || s.Private() {
 		t.Errorf("seeded session: Private() = %v (%v)", s != nil && s.Private(), err)
 	}
+	// A constructor that keeps the plan's stream and later replaces it with a seeded state
+	// makes the session report that it is not private.
+	var kept *optim.Noise
+	parts.Seed = nil
+	parts.Optimizer.New = func(sigma float64, noise *optim.Noise) (optim.Optimizer, error) {
+		kept = noise
+		return dpsgd.New(dpsgd.Config{NoiseMultiplier: sigma, ClipNorm: 1, Schedule: optim.Constant{Rate: 0.1}}, noise)
+	}
+	if s, err = dptrain.NewSession(parts); err != nil || !s.Private() {
+		t.Fatalf("unseeded session: %v", err)
+	}
+	state, _ := optim.NewSeededNoise(7).MarshalBinary()
+	if err := kept.UnmarshalBinary(state); err != nil {
+		t.Fatal(err)
+	}
+	if s.Private() {
+		t.Error("a session whose noise stream was replaced by a seeded state reports Private")
+	}
 }
 
 // Without a target the session still reports every ε at its δ; NoiseMultiplier is the σ in

@@ -673,8 +673,11 @@ func (pl *Plan) Labels() map[string]accounting.Label {
 func (pl *Plan) FirstStep() []accounting.Step { return slices.Clone(pl.first) }
 
 // Private reports whether the plan's randomness is unpredictable and its steps are accounted
-// for: false for a seeded plan (Seed, or seeded Streams) and for a baseline.
-func (pl *Plan) Private() bool { return pl.private }
+// for: false for a seeded plan (Seed, or seeded Streams), for a baseline, and once a stream
+// of the plan has been replaced by a saved, seeded state (optim.Noise.UnmarshalBinary).
+func (pl *Plan) Private() bool {
+	return pl.private && !pl.streams.Reproducible() && !pl.samplerNoise.Reproducible()
+}
 
 // errPlanUsed is NewSession's error for a plan that already runs a session.
 var errPlanUsed = errors.New("dptrain: the plan already runs a session: build a new plan for another run")

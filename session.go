@@ -473,7 +473,7 @@ func (s *Session) SampleRate() float64 { return s.sampler.SampleRate() }
 // Private reports whether the session's randomness is unpredictable and its steps accounted
 // for: false when its streams are seeded (Config.Seed, Parts.Seed), in which case ε describes
 // the mechanism but the run itself must not be released, and for a non-private baseline.
-func (s *Session) Private() bool { return s.plan.private }
+func (s *Session) Private() bool { return s.plan.Private() }
 
 // Plan returns the plan the session runs.
 func (s *Session) Plan() *Plan { return s.plan }
