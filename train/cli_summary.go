@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+
+	"github.com/dptrain/dptrain/accounting"
 )
 
 // WriteText writes the summary as "dptrain train" prints it: the run, its test accuracy, the
@@ -67,8 +69,21 @@ func (s *Summary) WriteText(out io.Writer) error {
 		fmt.Fprintf(out, "NOT YET FOR RELEASE: %s\n", s.Held)
 	case s.NotPrivate != "":
 		fmt.Fprintf(out, "not for release: the model, summary and config of a seeded run are not private (the seed is in %s)\n", PrivatePath(s.OutputDir, SeedFile))
+	case !s.certified():
+		fmt.Fprintf(out, "not certified: no accountant certifies this run's ε (its bounds are labelled paper or approximate: the theorem's assumptions are not all checked), so nothing is called safe to publish; add a certified accountant that covers the run to privacy.accountants (docs/accounting.md lists them)\n")
 	default:
 		fmt.Fprintln(out, PublishLine(s.OutputDir))
 	}
 	return nil
+}
+
+// certified reports whether the run has a certified ε: from one of its accountants, or
+// computed beside them (CertifiedEpsilon).
+func (s *Summary) certified() bool {
+	for _, e := range s.Epsilon {
+		if e.Error == "" && e.Label == accounting.Certified {
+			return true
+		}
+	}
+	return s.CertifiedEpsilon != nil && s.CertifiedEpsilon.Error == "" && s.CertifiedEpsilon.Label == accounting.Certified
 }

@@ -34,6 +34,16 @@ func TestSummaryWriteText(t *testing.T) {
 	if out := text(s); !strings.Contains(out, "NOT PRIVATE: seeded") || !strings.Contains(out, "not for release") {
 		t.Errorf("seeded run:\n%s", out)
 	}
+	// A run whose only ε is a paper bound (DP-MBCD's mbcd, say) is not called safe to publish.
+	paper := Summary{Name: "mbcd", OutputDir: "runs/m", Epsilon: []ModeEpsilon{{Mode: "mbcd", Epsilon: 3, Delta: 1e-5, Label: accounting.Paper},
+		{Mode: "mbcd-certified", Delta: 1e-5, Error: "covers one released block"}}}
+	if out := text(paper); strings.Contains(out, "safe to publish:") || !strings.Contains(out, "not certified: no accountant certifies this run's ε") {
+		t.Errorf("paper-only run:\n%s", out)
+	}
+	paper.CertifiedEpsilon = &ModeEpsilon{Mode: "rdp", Epsilon: 9, Delta: 1e-5, Label: accounting.Certified}
+	if out := text(paper); !strings.Contains(out, PublishLine("runs/m")) {
+		t.Errorf("paper ε with a certified one beside it:\n%s", out)
+	}
 	if out := text(Summary{}); !strings.Contains(out, "non-private run: no privacy guarantee") || strings.Contains(out, "release") {
 		t.Errorf("non-private run:\n%s", out)
 	}
