@@ -398,3 +398,54 @@ func TestAttackAgreeCannotOverrideTheTarget(t *testing.T) {
 		t.Errorf("with Agree always going on: %d steps, ε = %v (%v), want a stop before ε 0.5", s.Steps(), eps, err)
 	}
 }
+
+// A checkpoint whose ledger was emptied or cut cannot be restored: it would give the restored
+// session an ε for fewer steps than ran (an emptied ledger restored with certified ε = 0).
+func TestAttackCutLedgerCheckpoint(t *testing.T) {
+	sess, err := dptrain.NewSession(attackParts(t, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		if _, err := sess.Step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := sess.Checkpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cut := range []int{0, 5, 9} {
+		// The first cut steps of the run-length ledger.
+		d := *c
+		d.Ledger = nil
+		for _, r := range c.Ledger {
+			if left := cut - ledgerSteps(d.Ledger); left > 0 {
+				r.Count = min(r.Steps(), left)
+				d.Ledger = append(d.Ledger, r)
+			}
+		}
+		fresh, err := dptrain.NewSession(attackParts(t, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fresh.Restore(&d); err == nil {
+			t.Errorf("a checkpoint of %d steps with %d ledger records was restored", c.Step, cut)
+		}
+	}
+	fresh, err := dptrain.NewSession(attackParts(t, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fresh.Restore(c); err != nil {
+		t.Fatalf("the intact checkpoint: %v", err)
+	}
+}
+
+func ledgerSteps(l []accounting.Step) int {
+	n := 0
+	for _, r := range l {
+		n += r.Steps()
+	}
+	return n
+}

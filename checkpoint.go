@@ -84,6 +84,11 @@ func (s *Session) Restore(c *Checkpoint) error {
 	if s.live == nil && len(c.Ledger) > 0 {
 		return errors.New("dptrain: Restore: the checkpoint holds a privacy ledger and the session has no accountants: build it with the accountants that wrote it")
 	}
+	// Every step releases at least one record: a ledger that stands for fewer steps than the
+	// checkpoint ran would give back privacy that was spent.
+	if recorded := ledgerSteps(c.Ledger); s.live != nil && recorded < c.Step {
+		return fmt.Errorf("dptrain: Restore: the checkpoint ran %d steps and its ledger records %d: ε cannot be computed from it (the ledger was emptied or cut); restore from an intact checkpoint", c.Step, recorded)
+	}
 	p := s.model.Params()
 	if len(c.Params) != len(p) {
 		return fmt.Errorf("dptrain: Restore: the checkpoint holds %d parameters, the model has %d: restore into the model that wrote it", len(c.Params), len(p))
@@ -167,4 +172,13 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
+}
+
+// ledgerSteps is the number of steps the records stand for.
+func ledgerSteps(ledger []accounting.Step) int {
+	n := 0
+	for _, r := range ledger {
+		n += r.Steps()
+	}
+	return n
 }
