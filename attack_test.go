@@ -27,6 +27,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dptrain/dptrain"
@@ -448,4 +449,27 @@ func ledgerSteps(l []accounting.Step) int {
 		n += r.Steps()
 	}
 	return n
+}
+
+// Data a model cannot take is refused when the plan is built, naming the example, before any
+// step spends privacy (a label outside the model's classes used to fail at the step that
+// sampled it, after part of the budget was spent).
+func TestBadDataRefusedByThePlan(t *testing.T) {
+	for _, tc := range []struct {
+		name, want string
+		edit       func(*dptrain.Parts)
+	}{
+		{"label", "example 57 has label 2, outside the model's [0, 2)", func(p *dptrain.Parts) { p.Data.Y[57] = 2 }},
+		{"width", "has examples of 1 features and the model takes 2", func(p *dptrain.Parts) {
+			p.Data = &data.Split{X: p.Data.X[:1000], Y: p.Data.Y, N: 1000, D: 1}
+		}},
+	} {
+		p := attackParts(t, nil)
+		tc.edit(&p)
+		_, err := dptrain.NewSession(p)
+		var ce *dptrain.ConfigError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want a ConfigError saying %q", tc.name, err, tc.want)
+		}
+	}
 }

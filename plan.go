@@ -239,6 +239,25 @@ func newPlan(ctx context.Context, p Parts, nm names) (*Plan, error) {
 		return nil, bad("Data", nil, fmt.Sprintf("declares %d examples of %d features and holds %d values and %d labels", n, d, len(p.Data.X), len(p.Data.Y)),
 			"X holds N rows of D features, row-major, and Y one label per row")
 	}
+	// A model that says what it takes (models.Network does) is checked against the data here,
+	// naming the example, before any step spends privacy on data that would fail later.
+	if m, ok := p.Model.(interface {
+		Classes() int
+		InputShape() []int
+	}); ok {
+		width := 1
+		for _, v := range m.InputShape() {
+			width *= v
+		}
+		if width != d {
+			return nil, bad("Data", nil, fmt.Sprintf("has examples of %d features and the model takes %d", d, width), "pass data of the model's input shape, or a model for this data")
+		}
+		for i, y := range p.Data.Y[:n] {
+			if y < 0 || int(y) >= m.Classes() {
+				return nil, bad("Data", nil, fmt.Sprintf("example %d has label %d, outside the model's [0, %d)", i, y, m.Classes()), "fix the labels, or give the model as many classes as the data has")
+			}
+		}
+	}
 	if p.Optimizer.New == nil {
 		return nil, bad("Optimizer", nil, "has no constructor (Mechanism.New)", "set it to build the optimizer from σ and the plan's noise stream")
 	}
