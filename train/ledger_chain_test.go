@@ -429,3 +429,33 @@ func TestLockFileWatchedWhereDirectoryCannotBeLocked(t *testing.T) {
 		})
 	}
 }
+
+// A second trainer started without --resume on a run directory that another process is running
+// is told the directory is in use, not to pass --resume (which would then be refused too).
+func TestSecondNewRunOnARunningDirectoryIsInUse(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := ParseConfig([]byte(synthetic), []string{"output.dir=" + dir, "training.steps=10"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, err := New(context.Background(), cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := done.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// The directory now holds a checkpoint; a resume takes it and runs on.
+	first, err := New(context.Background(), cfg, Options{Resume: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	second, err := New(context.Background(), cfg, Options{})
+	if second != nil {
+		second.Close()
+	}
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "in use") {
+		t.Fatalf("a new run beside a running one: %v, want the directory in use", err)
+	}
+}

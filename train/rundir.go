@@ -162,6 +162,15 @@ func (t *Trainer) prepareRunDir() error {
 			return fmt.Errorf("--resume: there is no checkpoint to continue from (%v): run without --resume to start, or set output.dir to the directory of the run to continue", err)
 		}
 	} else if err := checkNewRunDir(out); err != nil {
+		if isRunDir(out) {
+			// A run directory with a checkpoint: that another process is running it now says
+			// more than "pass --resume", which would then be refused as in use.
+			if l, lerr := lockDir(PrivatePath(out), LockFile, "output.dir "+out, flockNB); errors.Is(lerr, ErrLocked) {
+				return lerr
+			} else if lerr == nil {
+				l.release()
+			}
+		}
 		return err
 	}
 	lock, err := lockDir(PrivatePath(out), LockFile, "output.dir "+out, flockNB)
