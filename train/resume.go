@@ -124,6 +124,14 @@ func (t *Trainer) acceptChanges(path string, h CheckpointHeader) error {
 			changeable = append(changeable, c.String())
 		}
 	}
+	seedFile := PrivatePath(t.cfg.Output.Dir, SeedFile)
+	if seed, ok := h.Config["seed"]; ok && t.cfg.Seed == nil {
+		if _, err := os.Stat(seedFile); os.IsNotExist(err) {
+			// A seeded run keeps its seed in private/, not in its public config.yaml.
+			return fmt.Errorf("checkpoint %s was written by a seeded run (seed %s), and its seed file %s is missing: put it back (it holds the line \"seed: %s\") or pass --set seed=%s to resume the run",
+				path, seed, seedFile, seed, seed)
+		}
+	}
 	switch {
 	case len(fixed) > 0:
 		return fmt.Errorf("checkpoint %s was written with a different config; these keys change the privacy accounting or the data and must match to resume:\n  %s\nresume with the run's own config (%s in the run directory), or start a new run in another output.dir",

@@ -62,3 +62,17 @@ func TestResumeFromSavedConfigWithResolvedStopAccountant(t *testing.T) {
 		t.Errorf("resumed run: %d steps, want 30", sum.Steps)
 	}
 }
+
+// A seeded run whose private/seed.yaml was deleted is not resumed as an unseeded one: the
+// error names the missing file and the seed it held.
+func TestResumeNamesAMissingSeedFile(t *testing.T) {
+	dir := t.TempDir()
+	runUntilCrash(t, dir, 15) // synthetic sets seed: 3
+	if err := os.Remove(PrivatePath(dir, SeedFile)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := resume(t, dir, Options{})
+	if err == nil || !strings.Contains(err.Error(), "its seed file "+PrivatePath(dir, SeedFile)+" is missing") || !strings.Contains(err.Error(), "seed: 3") {
+		t.Fatalf("resume without private/seed.yaml: %v, want the missing file named with its seed", err)
+	}
+}
