@@ -23,6 +23,10 @@ var ConfigTerms = map[string]string{
 	"StrongConvexity": "optimizer.dp_sgld.regularization",
 	"DomainDiameter":  "optimizer.dp_sgld.radius",
 	"Convexity":       "the loss's convexity",
+	"Sampling":        "optimizer.sampling",
+	"MinBatchSize":    "optimizer.min_batch_size",
+	"BatchSize":       "optimizer.batch_size",
+	"Accountants":     "privacy.accountants",
 }
 
 var declarationField = regexp.MustCompile(`\b(?:Run|Step)\.([A-Z][A-Za-z]*)`)

@@ -30,7 +30,7 @@ func TestTinyNoiseRefusedBeforeAllocating(t *testing.T) {
 	if err == nil {
 		t.Fatal("a step whose grid needs 5·10⁹ points was accepted")
 	}
-	for _, want := range []string{"privacy.accountants", "rdp", "grid points", "GiB"} {
+	for _, want := range []string{"Run.Accountants", "rdp", "grid points", "GiB"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}
@@ -141,8 +141,8 @@ func TestComposedWindowTooWideRefused(t *testing.T) {
 	}
 	var err error
 	n := allocated(func() { _, err = a.Epsilon(1e-5) })
-	if err == nil || !strings.Contains(err.Error(), "privacy.accountants") {
-		t.Errorf("ε of 352 steps at σ = 0.01: error %v, want one naming privacy.accountants", err)
+	if err == nil || !strings.Contains(err.Error(), "Run.Accountants") {
+		t.Errorf("ε of 352 steps at σ = 0.01: error %v, want one naming Run.Accountants (the front-ends translate it)", err)
 	}
 	if n > 256<<20 {
 		t.Errorf("the query allocated %d MiB", n>>20)

@@ -74,7 +74,7 @@ func stepInterval(g group, h float64) (float64, error) {
 				coarsest := hh / 2
 				lo, hi := lossRange(g.q, g.sigma, d)
 				need := gridPoints(g.q, g.sigma, d, h)
-				return 0, fmt.Errorf("pld: one step (σ = %.4g, q = %.4g) has privacy losses in [%.4g, %.4g]: its discretisation needs %.3g grid points at interval %g (%s), and %.3g even at the coarsest interval %g, more than this accountant's limit of %d: drop pld from privacy.accountants, or use rdp (it accounts for this step in closed form)",
+				return 0, fmt.Errorf("pld: one step (σ = %.4g, q = %.4g) has privacy losses in [%.4g, %.4g]: its discretisation needs %.3g grid points at interval %g (%s), and %.3g even at the coarsest interval %g, more than this accountant's limit of %d: drop pld from Run.Accountants, or use rdp (it accounts for this step in closed form)",
 					g.sigma, g.q, lo, hi, need, h, bytesOf(need), gridPoints(g.q, g.sigma, d, coarsest), coarsest, maxStepPoints)
 			}
 		}
@@ -112,7 +112,7 @@ func epsilonConnectTheDots(records []group, h, delta float64, cache *pmfCache) (
 	for _, d := range directions(records) {
 		for hh, last := start, start; ; {
 			if hh > maxInterval {
-				return 0, fmt.Errorf("pld: the composed privacy loss spans too wide a range: its window needs more than %d grid points even at interval %g, the coarsest tried: drop pld from privacy.accountants, or use rdp",
+				return 0, fmt.Errorf("pld: the composed privacy loss spans too wide a range: its window needs more than %d grid points even at interval %g, the coarsest tried: drop pld from Run.Accountants, or use rdp",
 					maxFFTSize, last)
 			}
 			last = hh

@@ -70,7 +70,7 @@ func (a *Accountant) Compose(s accounting.Step) error {
 		return fmt.Errorf("%s: mechanism %q is not a Gaussian release", a.Name(), s.Mechanism)
 	}
 	if s.Sampling != accounting.PoissonWithRejection {
-		return fmt.Errorf("%s: %s sampling is not Poisson sampling with rejection (Theorem 3.6): set optimizer.sampling: poisson-with-rejection with optimizer.min_batch_size, or use the rdp accountant for plain Poisson sampling", a.Name(), s.Sampling)
+		return fmt.Errorf("%s: %s sampling is not Poisson sampling with rejection (Theorem 3.6): set Step.Sampling to poisson-with-rejection with Step.MinBatchSize, or use the rdp accountant for plain Poisson sampling", a.Name(), s.Sampling)
 	}
 	if s.Neighbouring == accounting.ReplaceOne {
 		return fmt.Errorf("%s: Theorem 3.6 is stated for add/remove neighbours; declare add-remove", a.Name())

@@ -139,7 +139,7 @@ func TestLabelsAndRefusals(t *testing.T) {
 		edit   func(*accounting.Step)
 		want   string
 	}{
-		{"plain poisson", false, func(s *accounting.Step) { s.Sampling = accounting.Poisson }, "min_batch_size"},
+		{"plain poisson", false, func(s *accounting.Step) { s.Sampling = accounting.Poisson }, "Step.MinBatchSize"},
 		{"replace-one", false, func(s *accounting.Step) { s.Neighbouring = accounting.ReplaceOne }, "add-remove"},
 		{"no dataset size", false, func(s *accounting.Step) { s.DatasetSize = 0 }, "--dataset-size"},
 		{"threshold above qN̄", false, func(s *accounting.Step) { s.MinBatchSize = 101 }, "min_batch_size"},
@@ -187,8 +187,8 @@ func TestDefaultMinBatchSize(t *testing.T) {
 		{"mnist B=500", 500.0 / 60000, 59999, ""},
 		{"cifar B=1000", 1000.0 / 50000, 49999, ""},
 		{"paper q=0.01 N̄=1e4", 0.01, 10000, ""},
-		{"expected batch 1", 0.001, 1000, "set optimizer.min_batch_size"},
-		{"expected batch < 1", 0.0001, 1000, "raise optimizer.batch_size"},
+		{"expected batch 1", 0.001, 1000, "set Step.MinBatchSize"},
+		{"expected batch < 1", 0.0001, 1000, "raise Step.BatchSize"},
 	} {
 		nb, r, err := DefaultMinBatchSize(tc.q, tc.nbar, DefaultRejectionBound)
 		if tc.wantErr != "" {

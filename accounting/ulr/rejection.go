@@ -18,7 +18,7 @@ func RejectionTerm(q float64, minBatch, nbar int) (float64, error) {
 		return 0, fmt.Errorf("ulr: need N_B ≥ 1 and a dataset size ≥ 2, got N_B = %d, N̄ = %d", minBatch, nbar)
 	}
 	if float64(minBatch) > q*float64(nbar) {
-		return 0, fmt.Errorf("ulr: min_batch_size N_B = %d exceeds q·N̄ = %.6g (expected batch on the smallest neighbouring dataset): Theorem 3.6 needs N_B ≤ q·N̄; lower optimizer.min_batch_size (about half the batch size keeps the rejection term negligible)", minBatch, q*float64(nbar))
+		return 0, fmt.Errorf("ulr: min_batch_size N_B = %d exceeds q·N̄ = %.6g (expected batch on the smallest neighbouring dataset): Theorem 3.6 needs N_B ≤ q·N̄; lower Step.MinBatchSize (about half the batch size keeps the rejection term negligible)", minBatch, q*float64(nbar))
 	}
 	if q == 1 {
 		return 0, nil // every batch is the whole dataset: never rejected
@@ -75,14 +75,14 @@ func DefaultMinBatchSize(q float64, nbar int, bound float64) (int, float64, erro
 	}
 	hi := int(math.Floor(q * float64(nbar)))
 	if hi < 1 {
-		return 0, 0, fmt.Errorf("ulr: the expected batch q·N̄ = %.6g is below 1: raise optimizer.batch_size", q*float64(nbar))
+		return 0, 0, fmt.Errorf("ulr: the expected batch q·N̄ = %.6g is below 1: raise Step.BatchSize", q*float64(nbar))
 	}
 	r1, err := RejectionTerm(q, 1, nbar)
 	if err != nil {
 		return 0, 0, err
 	}
 	if r1 > bound {
-		return 0, 0, fmt.Errorf("ulr: even N_B = 1 has rejection term %.3g > %.3g at q = %.6g, N̄ = %d: set optimizer.min_batch_size explicitly and check the ulr accountant's ε", r1, bound, q, nbar)
+		return 0, 0, fmt.Errorf("ulr: even N_B = 1 has rejection term %.3g > %.3g at q = %.6g, N̄ = %d: set Step.MinBatchSize explicitly and check the ulr accountant's ε", r1, bound, q, nbar)
 	}
 	lo, rlo := 1, r1 // invariant: RejectionTerm(lo) ≤ bound
 	for lo < hi {

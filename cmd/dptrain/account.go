@@ -95,7 +95,12 @@ An accountant that cannot account for the described run prints its reason instea
 				g := o.Guarantee
 				switch {
 				case o.Reason != "":
-					errs = append(errs, fmt.Errorf("%s: %s", o.Mode, o.Reason))
+					// Most reasons already start with the accountant's name.
+					reason := o.Reason
+					if !strings.HasPrefix(reason, o.Mode+": ") {
+						reason = o.Mode + ": " + reason
+					}
+					errs = append(errs, errors.New(reason))
 					if !f.json {
 						fmt.Fprintf(tw, "%s\tn/a\t%g\t\t(%s)\n", o.Mode, f.Delta, o.Reason)
 					}

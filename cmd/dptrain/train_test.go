@@ -109,9 +109,17 @@ func TestAccountCommands(t *testing.T) {
 		{[]string{"account", "--sample-rate", "0.1", "--noise-multiplier", "1", "--steps", "3", "--delta", "1"}, "--delta"},
 		{[]string{"account", "--sample-rate", "0.1", "--noise-multiplier", "1", "--steps", "-2"}, "steps"},
 		{[]string{"account", "calibrate", "--target-epsilon", "1e-6", "--sample-rate", "0.5", "--steps", "100000"}, "unreachable"},
+		// An accountant's reason names the flags that change it, once prefixed by its name.
+		{[]string{"account", "--accountant", "ulr", "--sample-rate", "0.01", "--noise-multiplier", "1", "--steps", "3"}, "set --sampling to poisson-with-rejection with --min-batch-size"},
+		{[]string{"account", "--accountant", "ulr", "--sampling", "poisson-with-rejection", "--sample-rate", "0.01", "--dataset-size", "1000",
+			"--min-batch-size", "50", "--noise-multiplier", "4", "--steps", "3"}, "lower --min-batch-size"},
 	} {
-		if _, _, err := runDptrain(t, tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+		_, _, err := runDptrain(t, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
+		}
+		if err != nil && (strings.Contains(err.Error(), "optimizer.") || strings.Contains(err.Error(), "ulr: ulr:")) {
+			t.Errorf("%v: error %v names a config key or repeats the accountant", tc.args, err)
 		}
 	}
 }

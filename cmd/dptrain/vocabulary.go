@@ -18,6 +18,10 @@ var flagTerms = map[string]string{
 	"Convexity":       "--convexity",
 	"Block":           "--block",
 	"BatchIndex":      "--blocks",
+	"Sampling":        "--sampling",
+	"MinBatchSize":    "--min-batch-size",
+	"BatchSize":       "--batch-size",
+	"Accountants":     "--accountant",
 }
 
 // inFlags rewrites an accounting message in terms of flags.
