@@ -334,6 +334,16 @@ func (t *Trainer) buildOptimizer(ctx context.Context, sched optim.Schedule) erro
 	sigma := o.NoiseMultiplier.Value
 	calibrate := alg.Private && o.NoiseMultiplier.Auto
 	phase := "checking the accountants"
+	if calibrate && t.opts.Resume && t.dist.leader() {
+		// A resumed run keeps the σ it was calibrated with, even when --allow-changes
+		// lengthened it: the stop rule still holds the target, so the lengthened run stops
+		// before the step that would exceed it.
+		if c, err := LoadCheckpoint(t.resumePath()); err == nil && c.Header.NoiseMultiplier > 0 {
+			sigma, calibrate = c.Header.NoiseMultiplier, false
+			t.log.Infof("resuming: the noise multiplier stays σ = %s, calibrated when the run started; training stops before ε would exceed %g",
+				FormatUp(sigma, 6), cfg.Privacy.TargetEpsilon)
+		}
+	}
 	switch {
 	case !alg.Private:
 		sigma = 0
@@ -478,10 +488,7 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	cfg := t.cfg
 	out := cfg.Output.Dir
 	ckptPath := PrivatePath(out, CheckpointFile)
-	from := ckptPath
-	if t.opts.ResumeFrom != "" {
-		from = t.opts.ResumeFrom
-	}
+	from := t.resumePath()
 	if err := legacyLayout(out); err != nil {
 		return nil, err
 	}
@@ -725,4 +732,13 @@ func finite(v []float32) bool {
 		}
 	}
 	return true
+}
+
+// resumePath is the checkpoint a resume continues from: Options.ResumeFrom, else the run's
+// newest.
+func (t *Trainer) resumePath() string {
+	if t.opts.ResumeFrom != "" {
+		return t.opts.ResumeFrom
+	}
+	return PrivatePath(t.cfg.Output.Dir, CheckpointFile)
 }
