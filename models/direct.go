@@ -598,6 +598,18 @@ func alignedF64(n int) []float64 {
 	return b[off : off+n : off+n]
 }
 
+// gemvRows writes row k of dst (out values a row) = op(w)·(row k of src, n values a row) for
+// the m rows, one gemv of a fixed shape per row on the worker's aligned copies (see the type
+// comment): the path of dense layers on a CPU without AVX2 and FMA.
+func gemvRows(t blas.Transpose, w blas32.General, src []float32, n int, dst []float32, out, m int, s *directScratch) {
+	in, res := s.vin[:n], s.vout[:out]
+	for k := 0; k < m; k++ {
+		copy(in, src[k*n:(k+1)*n])
+		blas32.Gemv(t, 1, w, vector(in), 0, vector(res))
+		copy(dst[k*out:(k+1)*out], res)
+	}
+}
+
 // vector is the float32 vector with unit increment on all of v.
 func vector(v []float32) blas32.Vector { return blas32.Vector{N: len(v), Inc: 1, Data: v} }
 
@@ -612,25 +624,15 @@ func (dr *direct) forward(lo, m int, s *directScratch) {
 		switch o.kind {
 		case opDense:
 			l := &dr.nw.plan.layers[o.p]
+			// zₖ = Wᵀxₖ for each sample alone (see the type comment).
 			if dr.fma {
 				w, kp := params[l.w:l.w+l.d*l.k], l.k
 				if f := dr.fw[o.p]; f != nil {
 					w, kp = f, kernels.Pad16(l.k)
 				}
 				kernels.DenseRows(x, is, w, kp, y, os, m, l.d, l.k, s.dense)
-				if l.b >= 0 {
-					addBias(y, params[l.b:l.b+l.k])
-				}
-				break
-			}
-			w := general(l.d, l.k, params[l.w:])
-			xin, yout := s.vin[:l.d], s.vout[:l.k]
-			for k := 0; k < m; k++ {
-				// zₖ = Wᵀxₖ, one call of a fixed shape per sample on aligned copies (see the
-				// type comment).
-				copy(xin, x[k*is:(k+1)*is])
-				blas32.Gemv(blas.Trans, 1, w, vector(xin), 0, vector(yout))
-				copy(y[k*os:(k+1)*os], yout)
+			} else {
+				gemvRows(blas.Trans, general(l.d, l.k, params[l.w:]), x, is, y, os, m, s)
 			}
 			if l.b >= 0 {
 				addBias(y, params[l.b:l.b+l.k])
@@ -788,17 +790,11 @@ func (dr *direct) backward(lo, m int, s *directScratch) {
 		switch o.kind {
 		case opDense:
 			l := &dr.nw.plan.layers[o.p]
+			// ∂L/∂xₖ = W·gₖ for each sample alone.
 			if dr.fma {
 				kernels.DenseRows(dy, os, dr.bw[o.p], kernels.Pad16(l.d), dx, is, m, l.k, l.d, s.dense)
-				break
-			}
-			w := general(l.d, l.k, params[l.w:])
-			gin, dxo := s.vin[:l.k], s.vout[:l.d]
-			for k := 0; k < m; k++ {
-				// ∂L/∂xₖ = W·gₖ, one call of a fixed shape per sample on aligned copies.
-				copy(gin, dy[k*os:(k+1)*os])
-				blas32.Gemv(blas.NoTrans, 1, w, vector(gin), 0, vector(dxo))
-				copy(dx[k*is:(k+1)*is], dxo)
+			} else {
+				gemvRows(blas.NoTrans, general(l.d, l.k, params[l.w:]), dy, os, dx, is, m, s)
 			}
 		case opConv:
 			l := &dr.nw.plan.layers[o.p]
