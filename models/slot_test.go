@@ -318,20 +318,12 @@ func TestEachExampleAloneBitForBit(t *testing.T) {
 // (nil for an example clipped to zero).
 func clippedContributions(t *testing.T, nw *Network, b Batch, clip float64) [][]float32 {
 	t.Helper()
-	np := len(nw.Params())
 	out := make([][]float32, b.N)
-	if _, err := nw.PerSampleGradSum(b, func(i int, g []float32) { out[i] = append([]float32(nil), g...) }, make([]float32, np)); err != nil {
-		t.Fatal(err)
-	}
-	norms := make([]float64, b.N)
-	if _, err := nw.ClippedGradSum(b, clip, make([]float32, np), norms); err != nil {
-		t.Fatal(err)
-	}
-	for i, g := range out {
-		c, _, _ := ClipScale(clip, norms[i])
-		for k := range g {
-			g[k] *= c
+	for i, c := range contributions(t, nw, b, clip) {
+		for k := range c.grad {
+			c.grad[k] *= c.clip
 		}
+		out[i] = c.grad
 	}
 	return out
 }
