@@ -24,7 +24,10 @@ package dptrain_test
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -36,6 +39,7 @@ import (
 	"github.com/dptrain/dptrain/algorithm/dpsgld"
 	"github.com/dptrain/dptrain/algorithm/modelmix"
 	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/ledger"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
 )
@@ -471,5 +475,167 @@ func TestBadDataRefusedByThePlan(t *testing.T) {
 		if !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want a ConfigError saying %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// Restoring an older checkpoint into fresh sessions again and again, to take the same privacy
+// budget many times over: with a ledger store, every session composes every step the store
+// holds, so ε counts all the steps ever run (before stores, 140 steps run over three sessions
+// restored from step 10 reported ε for 50); a damaged or foreign store is refused; without a
+// store, every guarantee says that it counts the session and its checkpoint only.
+func TestAttackRewindLedgerStore(t *testing.T) {
+	store := t.TempDir()
+	parts := func() dptrain.Parts {
+		p := attackParts(t, nil)
+		p.Privacy.Ledger = store
+		return p
+	}
+	run := func(s *dptrain.Session, n int) {
+		t.Helper()
+		for range n {
+			if _, err := s.Step(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rdp := func(s *dptrain.Session) dptrain.Guarantee {
+		t.Helper()
+		g := s.Epsilon()[0]
+		if g.Err != nil || g.Accountant != "rdp" {
+			t.Fatalf("rdp: %v", g)
+		}
+		return g
+	}
+	first, err := dptrain.NewSession(parts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(first, 10)
+	c, err := first.Checkpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(first, 40)
+	if _, err := dptrain.NewSession(parts()); !errors.Is(err, ledger.ErrInUse) {
+		t.Errorf("a second session on a store in use: %v, want ledger.ErrInUse", err)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.Step(); err == nil {
+		t.Error("a closed session stepped")
+	}
+	executed := 50
+	for range 2 {
+		s, err := dptrain.NewSession(parts())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Restore(c); err != nil {
+			t.Fatal(err)
+		}
+		run(s, 45)
+		executed += 45
+		// ε is that of every step ever run: the same as one session of `executed` steps.
+		ref, err := dptrain.NewSession(attackParts(t, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		run(ref, executed)
+		if got, want := rdp(s), rdp(ref); math.Abs(got.Epsilon-want.Epsilon) > 1e-9*want.Epsilon || got.Store != store || want.Store != "" {
+			t.Errorf("after %d steps in all: ε = %v (store %q), want %v, that of %d steps", executed, got.Epsilon, got.Store, want.Epsilon, executed)
+		}
+		if !strings.Contains(rdp(ref).String(), "no ledger store") {
+			t.Errorf("a guarantee without a store does not say so: %s", rdp(ref))
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A checkpoint written without the store, or with another store, is refused.
+	other, err := dptrain.NewSession(attackParts(t, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(other, 10)
+	foreign, err := other.Checkpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := dptrain.NewSession(parts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var le *ledger.Error
+	if err := s.Restore(foreign); !errors.As(err, &le) || le.Damage != ledger.Unchained {
+		t.Errorf("a checkpoint written without the store: %v, want a *ledger.Error (%s)", err, ledger.Unchained)
+	}
+	s.Close()
+	// A store whose ledger lost its last lines is refused when it is opened again and a
+	// checkpoint it no longer reaches is restored.
+	path := filepath.Join(store, ledger.FileName)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	if err := os.WriteFile(path, []byte(strings.Join(lines[:5], "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err = dptrain.NewSession(parts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Restore(c); !errors.As(err, &le) || le.Damage != ledger.Truncated {
+		t.Errorf("a checkpoint beyond a cut store: %v, want a *ledger.Error (%s)", err, ledger.Truncated)
+	}
+	s.Close()
+	// An edited line is refused when the store is opened.
+	lines[3] = strings.Replace(lines[3], `"step":4`, `"step":5`, 1)
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dptrain.NewSession(parts()); !errors.As(err, &le) {
+		t.Errorf("an edited store: %v, want a *ledger.Error", err)
+	}
+}
+
+// A hidden-state bound (DP-SGLD's sgld accountant: the last iterate of one trajectory) stops
+// applying once the store holds steps of a trajectory the session does not continue; the
+// composition accountants still count them all.
+func TestLedgerStoreVoidsHiddenStateBounds(t *testing.T) {
+	lc, err := dpsgld.SoftmaxConstants(1, 2, 0.1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := t.TempDir()
+	parts := attackParts(t, nil)
+	parts.Sampling, parts.Steps, parts.Privacy.Accountants, parts.Privacy.Ledger = data.SchemeWithoutReplacement, 20, []string{"rdp", "sgld"}, store
+	parts.Optimizer = dptrain.Mechanism{Run: lc.Run(1000), New: func(sigma float64, noise *optim.Noise) (optim.Optimizer, error) {
+		return dpsgld.New(dpsgld.Config{Sigma: sigma, Constants: lc}, noise)
+	}}
+	for i, wantVoid := range []bool{false, true} {
+		p := parts
+		p.Model, err = models.New(models.Spec{Kind: "logreg", Input: []int{2}, Classes: 2}, rand.New(rand.NewPCG(2, 0)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := dptrain.NewSession(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 5 {
+			if _, err := s.Step(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		gs := s.Epsilon()
+		if gs[0].Err != nil {
+			t.Errorf("session %d: rdp: %v", i, gs[0].Err)
+		}
+		if void := gs[1].Err != nil; void != wantVoid {
+			t.Errorf("session %d: sgld voided = %v (%v), want %v", i, void, gs[1].Err, wantVoid)
+		}
+		s.Close()
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/ledger"
 	"github.com/dptrain/dptrain/optim"
 )
 
@@ -36,6 +37,11 @@ type Checkpoint struct {
 	// Ledger holds every record composed so far: Restore composes it again, so that the
 	// privacy spent before the checkpoint is never given back.
 	Ledger []accounting.Step
+	// LedgerLines and LedgerHead are the ledger store's length and head (ledger.Anchor) when
+	// the checkpoint was taken, for a session that keeps one (Privacy.Ledger): Restore
+	// refuses a checkpoint the store does not hold, and composes the store, not Ledger.
+	LedgerLines int
+	LedgerHead  string
 }
 
 // Checkpoint returns the session's state after the steps run so far.
@@ -49,6 +55,13 @@ func (s *Session) Checkpoint() (*Checkpoint, error) {
 		}
 	} else if c.Step > 0 {
 		return nil, fmt.Errorf("dptrain: optimizer %T cannot save its state (optim.Checkpointer), so the session cannot be checkpointed exactly", s.opt)
+	}
+	if s.store != nil {
+		// The store's lines reach the disk before a checkpoint that follows them can.
+		if err := s.store.Sync(); err != nil {
+			return nil, fmt.Errorf("dptrain: the ledger store: %w", err)
+		}
+		c.LedgerLines, c.LedgerHead = s.store.Lines(), s.store.Head()
 	}
 	var err error
 	if c.Sampler, err = s.sampler.MarshalBinary(); err != nil {
@@ -78,7 +91,7 @@ func (s *Session) Restore(c *Checkpoint) error {
 	if c == nil {
 		return errors.New("dptrain: Restore: the checkpoint is nil")
 	}
-	if s.opt.Steps() != 0 || s.composed != 0 || s.err != nil || (s.live != nil && s.live.Steps() != 0) {
+	if s.opt.Steps() != 0 || s.composed != 0 || s.err != nil || (s.store == nil && s.live != nil && s.live.Steps() != 0) {
 		return fmt.Errorf("dptrain: Restore: the session has already run %d steps: restore into a freshly built session", s.opt.Steps())
 	}
 	if s.live == nil && len(c.Ledger) > 0 {
@@ -88,6 +101,14 @@ func (s *Session) Restore(c *Checkpoint) error {
 	// checkpoint ran would give back privacy that was spent.
 	if recorded := ledgerSteps(c.Ledger); s.live != nil && recorded < c.Step {
 		return fmt.Errorf("dptrain: Restore: the checkpoint ran %d steps and its ledger records %d: ε cannot be computed from it (the ledger was emptied or cut); restore from an intact checkpoint", c.Step, recorded)
+	}
+	if s.store != nil {
+		// The store already holds, and the accountants have composed, every step the
+		// checkpoint's ledger records, and the steps of every other trajectory.
+		err := s.store.Reaches(ledger.Anchor{Lines: c.LedgerLines, Head: c.LedgerHead, From: fmt.Sprintf("the checkpoint of step %d", c.Step)})
+		if err != nil {
+			return fmt.Errorf("dptrain: Restore: %w", fixStoreError(err))
+		}
 	}
 	p := s.model.Params()
 	if len(c.Params) != len(p) {
@@ -121,7 +142,11 @@ func (s *Session) Restore(c *Checkpoint) error {
 		}
 	}
 	copy(p, c.Params)
-	if s.live != nil {
+	if s.store != nil {
+		if err := s.continueFrom(c.Step); err != nil {
+			return s.halt(err)
+		}
+	} else if s.live != nil {
 		for _, r := range c.Ledger {
 			var refused *accounting.RefusedError
 			if err := s.live.Compose(r); err != nil && !errors.As(err, &refused) {

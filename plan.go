@@ -91,6 +91,15 @@ type Privacy struct {
 	// TargetEpsilon, when positive, is the ε the session never exceeds: Step refuses, before
 	// running it, any step after which the stopping accountant's ε would exceed it.
 	TargetEpsilon float64
+	// Ledger, when set, is the directory of the ledger store that keeps the data's privacy
+	// ledger across sessions and processes (package ledger), created when missing. The
+	// session locks it, composes every step it holds (of every session that ever trained on
+	// these data with this store, on every branch) before its first step, and writes each
+	// step's records to it before the step returns: ε then counts every step ever run on the
+	// data, whatever checkpoint a session restores. Without a store a session counts its own
+	// steps and the ledger of the checkpoint it restores, and every Guarantee says so
+	// (Guarantee.Store is "").
+	Ledger string
 
 	// AllowLargeDelta accepts δ ≥ 1/n (to compare with a paper that uses one).
 	AllowLargeDelta bool

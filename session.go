@@ -10,6 +10,7 @@ import (
 	"github.com/dptrain/dptrain/accounting/modes"
 	"github.com/dptrain/dptrain/algorithm/dpsgd"
 	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/ledger"
 	"github.com/dptrain/dptrain/optim"
 )
 
@@ -66,13 +67,32 @@ type Config struct {
 	// and NOT private (anyone who knows the seed knows the noise), and Private reports false.
 	// nil (the default) seeds both from crypto/rand.
 	Seed *uint64
+	// Ledger is the directory of the ledger store that keeps the data's privacy ledger across
+	// sessions (Privacy.Ledger); "" keeps none, and every Guarantee says so.
+	Ledger string
 }
 
 // Guarantee is one accountant's (ε, δ) statement about the steps run so far, with its label
 // (certified or paper or approximate), or the reason it cannot give one (Err).
 type Guarantee struct {
 	accounting.Guarantee
-	Err error
+	// Store is the ledger store the guarantee counts every recorded step of (Privacy.Ledger).
+	// "" means the session kept none: the guarantee counts the session's own steps and the
+	// ledger of the checkpoint it restored, not the steps of other sessions on the same data.
+	Store string
+	Err   error
+}
+
+// String gives ε with its δ, accountant and label, and what it counts.
+func (g Guarantee) String() string {
+	if g.Err != nil {
+		return fmt.Sprintf("%s: no guarantee: %v", g.Accountant, g.Err)
+	}
+	counts := "counts this session and the checkpoint it restored only (no ledger store)"
+	if g.Store != "" {
+		counts = "counts every step in ledger store " + g.Store
+	}
+	return fmt.Sprintf("ε = %.6g at δ = %g (%s, %s; %s)", g.Epsilon, g.Delta, g.Accountant, g.Label, counts)
 }
 
 // StepResult is what one step did.
@@ -114,6 +134,11 @@ type Session struct {
 	agree    func(stop bool) (bool, error)
 	// streams names the random streams whose positions a seeded session's Checkpoint carries.
 	streams map[string]*optim.Noise
+	// store is the ledger store (Privacy.Ledger), nil when the session keeps none; void
+	// holds, by accountant, why a hidden-state bound no longer applies (the store holds steps
+	// of trajectories this session does not continue).
+	store *ledger.Store
+	void  map[string]string
 
 	// optBase and samplerBase are the optimizer's steps and the sampler's draws when the
 	// session began (or was restored); composed counts the steps the session has run and
@@ -178,6 +203,9 @@ func (pl *Plan) NewSession(model optim.GradientOracle) (*Session, error) {
 		released: pl.parts.Released, agree: pl.parts.Agree,
 		streams: map[string]*optim.Noise{"noise": pl.streams.root, "sampler": pl.samplerNoise}}
 	s.rebase()
+	if err := s.openStore(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -224,7 +252,7 @@ var configNames = map[string]string{
 	"CalibrateNoise": "MakePrivateWithEpsilon", "Seed": "Config.Seed", "Streams": "Config.Seed",
 	"Privacy.Delta": "Config.Delta", "Privacy.Accountants": "Config.Accountants",
 	"Privacy.StopAccountant": "Config.StopAccountant", "Privacy.TargetEpsilon": "Config.TargetEpsilon",
-	"Privacy.AllowLargeDelta": "", "Privacy.StopOnUncertifiedBound": "", "Privacy.AllowNoGuarantee": "",
+	"Privacy.Ledger": "Config.Ledger", "Privacy.AllowLargeDelta": "", "Privacy.StopOnUncertifiedBound": "", "Privacy.AllowNoGuarantee": "",
 }
 
 // newSession checks cfg and builds the DP-SGD plan and session it describes.
@@ -262,8 +290,9 @@ func newSession(model optim.GradientOracle, x []float32, y []int32, cfg Config, 
 	}}
 	p := Parts{Model: model, Data: &data.Split{X: x, Y: y, N: n, D: len(x) / n}, Sampling: cfg.Sampling, BatchSize: cfg.BatchSize,
 		Steps: cfg.Steps, Epochs: cfg.Epochs, Optimizer: mech, NoiseMultiplier: cfg.NoiseMultiplier, CalibrateNoise: calibrate,
-		Privacy: Privacy{Delta: cfg.Delta, Accountants: cfg.Accountants, StopAccountant: cfg.StopAccountant, TargetEpsilon: cfg.TargetEpsilon},
-		Seed:    cfg.Seed}
+		Privacy: Privacy{Delta: cfg.Delta, Accountants: cfg.Accountants, StopAccountant: cfg.StopAccountant, TargetEpsilon: cfg.TargetEpsilon,
+			Ledger: cfg.Ledger},
+		Seed: cfg.Seed}
 	pl, err := newPlan(context.Background(), p, names{m: configNames, prefix: "Config."})
 	if err != nil {
 		return nil, err
@@ -346,6 +375,11 @@ func (s *Session) Step() (StepResult, error) {
 			Reason: fmt.Sprintf("the optimizer counted %d steps for one step of the session", got-step+1)})
 	}
 	var errs []error
+	if s.store != nil {
+		if err := s.store.Append(step, res.Records); err != nil {
+			errs = append(errs, fmt.Errorf("writing it to the ledger store: %w", err))
+		}
+	}
 	if s.released != nil {
 		if err := s.released(step, res.Records); err != nil {
 			errs = append(errs, fmt.Errorf("recording it: %w", err))
@@ -403,8 +437,12 @@ func (s *Session) Epsilon() []Guarantee {
 	}
 	gs, errs := s.live.Snapshot(s.plan.delta)
 	out := make([]Guarantee, len(gs))
+	var store string
+	if s.store != nil {
+		store = s.plan.parts.Privacy.Ledger
+	}
 	for i := range gs {
-		out[i] = Guarantee{Guarantee: gs[i], Err: errs[i]}
+		out[i] = s.voided(Guarantee{Guarantee: gs[i], Store: store, Err: errs[i]})
 	}
 	return out
 }
@@ -428,7 +466,7 @@ func (s *Session) Certified() (accounting.Guarantee, error) {
 	}
 	pl := s.plan
 	for _, name := range []string{pl.stop, pl.certified} {
-		if name == "" || pl.labels[name] != accounting.Certified {
+		if name == "" || pl.labels[name] != accounting.Certified || s.void[name] != "" {
 			continue
 		}
 		g, err := s.live.Epsilon(name, pl.delta)

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/dptrain/dptrain/ledger"
 )
 
 // toLegacyLayout moves a run's private files to the top of its directory, where a dptrain
@@ -53,7 +55,7 @@ func toLegacyLayout(t *testing.T, dir string) {
 func TestLegacyRunDirectoryIsRefusedUntilMoved(t *testing.T) {
 	dir := t.TempDir()
 	runUntilCrash(t, dir, 15)
-	ledger, err := os.ReadFile(PrivatePath(dir, LedgerFile))
+	ledgerBytes, err := os.ReadFile(PrivatePath(dir, LedgerFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,11 +97,11 @@ func TestLegacyRunDirectoryIsRefusedUntilMoved(t *testing.T) {
 		}
 	}
 	// The layout is accepted; the checkpoints were written with a ledger, which must be there.
-	var le *LedgerError
-	if _, err := resume(t, dir, Options{}); !errors.As(err, &le) || le.Damage != LedgerMissing {
+	var le *ledger.Error
+	if _, err := resume(t, dir, Options{}); !errors.As(err, &le) || le.Damage != ledger.Missing {
 		t.Fatalf("after moving the files into private/, without the ledger: %v, want a missing ledger", err)
 	}
-	if err := os.WriteFile(PrivatePath(dir, LedgerFile), ledger, 0o600); err != nil {
+	if err := os.WriteFile(PrivatePath(dir, LedgerFile), ledgerBytes, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	sum, err := resume(t, dir, Options{})

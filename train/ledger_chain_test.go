@@ -16,6 +16,8 @@ import (
 	"testing"
 
 	"github.com/dptrain/dptrain/accounting/modes"
+
+	"github.com/dptrain/dptrain/ledger"
 )
 
 // chainedRun runs the synthetic config for 40 steps (a checkpoint every 10, all kept) into a
@@ -142,7 +144,7 @@ func rechain(t *testing.T, lines []string) []string {
 // A resume reads the ledger only when its hash chain verifies and reaches the head every
 // checkpoint recorded. After 40 steps, a resume from the step-20 checkpoint must count 60
 // steps; each tampering with the ledger (or the checkpoint's record of it) must stop the
-// resume with a *LedgerError naming the damage, and leave the ledger as it found it.
+// resume with a *ledger.Error naming the damage, and leave the ledger as it found it.
 func TestResumeRefusesTamperedLedger(t *testing.T) {
 	src, epsOf := chainedRun(t)
 	from := func(dir string) string { return PrivatePath(dir, stepCheckpointName(20)) }
@@ -152,62 +154,62 @@ func TestResumeRefusesTamperedLedger(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		tamper func(t *testing.T, dir string)
-		damage LedgerDamage // "": the resume must succeed
-		line   int          // the line the error names; 0: not checked
+		damage ledger.Damage // "": the resume must succeed
+		line   int           // the line the error names; 0: not checked
 	}{
 		{name: "untampered", tamper: func(*testing.T, string) {}},
-		{name: "deleted", damage: LedgerMissing, tamper: func(t *testing.T, dir string) {
+		{name: "deleted", damage: ledger.Missing, tamper: func(t *testing.T, dir string) {
 			os.Remove(PrivatePath(dir, LedgerFile))
 		}},
-		{name: "truncated below the checkpoint", damage: LedgerTruncated, line: 16, tamper: func(t *testing.T, dir string) {
+		{name: "truncated below the checkpoint", damage: ledger.Truncated, line: 16, tamper: func(t *testing.T, dir string) {
 			writeLedgerLines(t, dir, ledgerLines(t, dir)[:15])
 		}},
-		{name: "truncated to the checkpoint resumed from", damage: LedgerTruncated, line: 21, tamper: func(t *testing.T, dir string) {
+		{name: "truncated to the checkpoint resumed from", damage: ledger.Truncated, line: 21, tamper: func(t *testing.T, dir string) {
 			// The step-20 checkpoint's own head is intact; the newer checkpoints held 40 lines.
 			writeLedgerLines(t, dir, ledgerLines(t, dir)[:20])
 		}},
-		{name: "empty", damage: LedgerTruncated, line: 1, tamper: func(t *testing.T, dir string) {
+		{name: "empty", damage: ledger.Truncated, line: 1, tamper: func(t *testing.T, dir string) {
 			os.WriteFile(PrivatePath(dir, LedgerFile), nil, 0o600)
 		}},
-		{name: "sigma edited", damage: LedgerEdited, line: 5, tamper: func(t *testing.T, dir string) {
+		{name: "sigma edited", damage: ledger.Edited, line: 5, tamper: func(t *testing.T, dir string) {
 			l := ledgerLines(t, dir)
 			l[4] = sigma100(l[4])
 			writeLedgerLines(t, dir, l)
 		}},
-		{name: "sigma edited on every line", damage: LedgerEdited, line: 1, tamper: func(t *testing.T, dir string) {
+		{name: "sigma edited on every line", damage: ledger.Edited, line: 1, tamper: func(t *testing.T, dir string) {
 			l := ledgerLines(t, dir)
 			for i := range l {
 				l[i] = sigma100(l[i])
 			}
 			writeLedgerLines(t, dir, l)
 		}},
-		{name: "last line edited", damage: LedgerHeadMismatch, line: 40, tamper: func(t *testing.T, dir string) {
+		{name: "last line edited", damage: ledger.HeadMismatch, line: 40, tamper: func(t *testing.T, dir string) {
 			l := ledgerLines(t, dir)
 			l[39] = sigma100(l[39])
 			writeLedgerLines(t, dir, l)
 		}},
-		{name: "edited and chained again", damage: LedgerHeadMismatch, line: 20, tamper: func(t *testing.T, dir string) {
+		{name: "edited and chained again", damage: ledger.HeadMismatch, line: 20, tamper: func(t *testing.T, dir string) {
 			l := ledgerLines(t, dir)
 			for i := range l {
 				l[i] = sigma100(l[i])
 			}
 			writeLedgerLines(t, dir, rechain(t, l))
 		}},
-		{name: "two lines swapped", damage: LedgerReordered, line: 5, tamper: func(t *testing.T, dir string) {
+		{name: "two lines swapped", damage: ledger.Reordered, line: 5, tamper: func(t *testing.T, dir string) {
 			l := ledgerLines(t, dir)
 			l[4], l[5] = l[5], l[4]
 			writeLedgerLines(t, dir, l)
 		}},
-		{name: "line inserted", damage: LedgerInserted, line: 11, tamper: func(t *testing.T, dir string) {
+		{name: "line inserted", damage: ledger.Inserted, line: 11, tamper: func(t *testing.T, dir string) {
 			l := ledgerLines(t, dir)
 			l = append(l[:10], append([]string{l[6]}, l[10:]...)...)
 			writeLedgerLines(t, dir, l)
 		}},
-		{name: "line removed", damage: LedgerBrokenChain, line: 7, tamper: func(t *testing.T, dir string) {
+		{name: "line removed", damage: ledger.BrokenChain, line: 7, tamper: func(t *testing.T, dir string) {
 			l := ledgerLines(t, dir)
 			writeLedgerLines(t, dir, append(l[:6], l[7:]...))
 		}},
-		{name: "torn inside the checkpoint", damage: LedgerTruncated, line: 20, tamper: func(t *testing.T, dir string) {
+		{name: "torn inside the checkpoint", damage: ledger.Truncated, line: 20, tamper: func(t *testing.T, dir string) {
 			l := ledgerLines(t, dir)[:20]
 			l[19] = l[19][:len(l[19])/2]
 			os.WriteFile(PrivatePath(dir, LedgerFile), []byte(strings.Join(l, "")), 0o600)
@@ -216,17 +218,17 @@ func TestResumeRefusesTamperedLedger(t *testing.T) {
 			}
 			os.Remove(PrivatePath(dir, CheckpointFile))
 		}},
-		{name: "not json", damage: LedgerMalformed, line: 3, tamper: func(t *testing.T, dir string) {
+		{name: "not json", damage: ledger.Malformed, line: 3, tamper: func(t *testing.T, dir string) {
 			l := ledgerLines(t, dir)
 			l[2] = "{\"branch\":0,\"step\":3,\n"
 			writeLedgerLines(t, dir, l)
 		}},
-		{name: "checkpoint head changed", damage: LedgerHeadMismatch, line: 20, tamper: func(t *testing.T, dir string) {
+		{name: "checkpoint head changed", damage: ledger.HeadMismatch, line: 20, tamper: func(t *testing.T, dir string) {
 			rewriteCheckpointHeader(t, from(dir), func(h map[string]any) {
 				h["ledger_head"] = strings.Repeat("ab", sha256.Size)
 			})
 		}},
-		{name: "checkpoint without a head", damage: LedgerUnchained, tamper: func(t *testing.T, dir string) {
+		{name: "checkpoint without a head", damage: ledger.Unchained, tamper: func(t *testing.T, dir string) {
 			rewriteCheckpointHeader(t, from(dir), func(h map[string]any) {
 				delete(h, "ledger_head")
 				delete(h, "ledger_lines")
@@ -250,20 +252,20 @@ func TestResumeRefusesTamperedLedger(t *testing.T) {
 				}
 				return
 			}
-			var le *LedgerError
+			var le *ledger.Error
 			if !errors.As(err, &le) {
 				if err == nil {
 					t.Fatalf("resumed: ε = %v over %d ledger steps (ε of the 60 executed: %v), want a %q ledger error",
 						sum.Epsilon[0].Epsilon, sum.LedgerSteps, epsOf(60), c.damage)
 				}
-				t.Fatalf("error %v (%T), want a *LedgerError %q", err, err, c.damage)
+				t.Fatalf("error %v (%T), want a *ledger.Error %q", err, err, c.damage)
 			}
 			if le.Damage != c.damage || c.line != 0 && le.Line != c.line || le.Path != PrivatePath(dir, LedgerFile) {
 				t.Errorf("%s: line %d, %q; want line %d, %q", le.Path, le.Line, le.Damage, c.line, c.damage)
 			}
 			t.Log(err)
 			words := []string{string(c.damage), "restore", "backup", "still counts"}
-			if c.damage == LedgerUnchained {
+			if c.damage == ledger.Unchained {
 				words = []string{string(c.damage), "before the ledger", "still counts"}
 			}
 			for _, want := range words {
@@ -332,11 +334,11 @@ func TestSecondWriterRefusedAfterLockFileRemoved(t *testing.T) {
 func TestRunStopsWhenLedgerRemovedWhileRunning(t *testing.T) {
 	for _, c := range []struct {
 		name   string
-		damage LedgerDamage
+		damage ledger.Damage
 		do     func(path string) error
 	}{
-		{"removed", LedgerMissing, os.Remove},
-		{"replaced", LedgerReplaced, func(path string) error {
+		{"removed", ledger.Missing, os.Remove},
+		{"replaced", ledger.Replaced, func(path string) error {
 			b, err := os.ReadFile(path)
 			if err != nil {
 				return err
@@ -366,7 +368,7 @@ func TestRunStopsWhenLedgerRemovedWhileRunning(t *testing.T) {
 				t.Fatal(err)
 			}
 			sum, err := tr.Run(context.Background())
-			var le *LedgerError
+			var le *ledger.Error
 			if !errors.As(err, &le) || le.Damage != c.damage {
 				steps := 0
 				if sum != nil {

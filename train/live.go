@@ -35,7 +35,7 @@ func (l *live) voidHiddenState(run accounting.Run, abandoned int) {
 	if !run.LastIterateOnly {
 		return
 	}
-	every, last := byRelease(l.Names(), run)
+	every, last := modes.ByRelease(l.Names(), run)
 	count := "add a composition accountant (rdp, pld) to count every step of every branch"
 	if len(every) > 0 {
 		count = "the composition accountants of this run (" + strings.Join(every, ", ") + ") count every step of every branch"
@@ -46,21 +46,6 @@ func (l *live) voidHiddenState(run accounting.Run, abandoned int) {
 		}
 		l.void[name] = fmt.Sprintf("%d steps of this run were executed on a branch it abandoned (a resume from an older checkpoint): the release is no longer the last iterate of one trajectory, which this hidden-state bound assumes; %s", abandoned, count)
 	}
-}
-
-// byRelease splits the accountants names into those whose theorem covers every iterate of
-// run (composition: they accept the run with LastIterateOnly unset) and those that bound the
-// last iterate only (hidden-state), each in the given order.
-func byRelease(names []string, run accounting.Run) (every, last []string) {
-	run.LastIterateOnly = false
-	for _, name := range names {
-		if _, err := modes.New(name, run); err != nil {
-			last = append(last, name)
-		} else {
-			every = append(every, name)
-		}
-	}
-	return every, last
 }
 
 // snapshot returns ε at δ for every accountant, in the configured order.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/ledger"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
 )
@@ -25,7 +26,7 @@ func (t *Trainer) snapshotCheckpoint(step int) (*Checkpoint, error) {
 		Vectors: map[string][]float32{"params": sc.Params},
 	}
 	if t.ledger != nil {
-		c.Header.LedgerLines, c.Header.LedgerHead = t.ledger.lines, t.ledger.head
+		c.Header.LedgerLines, c.Header.LedgerHead = t.ledger.Lines(), t.ledger.Head()
 	}
 	for k, v := range sc.OptimizerVectors {
 		c.Vectors["optim/"+k] = v
@@ -99,7 +100,7 @@ func (t *Trainer) apply(c *Checkpoint, path string) (int, error) {
 	if err := t.ema.restore(c.Vectors["ema"], path); err != nil {
 		return 0, err
 	}
-	t.resumed = &ledgerAnchor{lines: c.Header.LedgerLines, head: c.Header.LedgerHead, from: path}
+	t.resumed = &ledger.Anchor{Lines: c.Header.LedgerLines, Head: c.Header.LedgerHead, From: path}
 	if c.Header.Step > t.total {
 		return 0, fmt.Errorf("checkpoint %s is at step %d, beyond this run's %d planned steps: raise training.steps (or training.epochs) to continue", path, c.Header.Step, t.total)
 	}

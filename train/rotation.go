@@ -38,7 +38,7 @@ func (t *Trainer) checkpoint(step int) error {
 	}
 	if t.ledger != nil {
 		// The ledger reaches the disk before the checkpoint that follows its steps.
-		if err := t.ledger.sync(); err != nil {
+		if err := t.ledger.Sync(); err != nil {
 			return err
 		}
 	}

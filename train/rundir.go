@@ -243,7 +243,7 @@ func (t *Trainer) checkRunDir() error {
 		return err
 	}
 	if t.ledger != nil {
-		return t.ledger.checkFile()
+		return runLedgerError(t.ledger.CheckFile())
 	}
 	return nil
 }

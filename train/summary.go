@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/accounting/modes"
 
 	"github.com/dptrain/dptrain/data"
 )
@@ -132,7 +133,7 @@ func ReadTiming(runDir string) (*Timing, error) {
 // released besides the final one.
 func heldNote(step, total int, model, private string, names []string, run accounting.Run) string {
 	note := fmt.Sprintf("interrupted after step %d of %d: the model (%s) and this summary are kept in %s until the run reaches its planned end (resume it with --resume). An intermediate model released besides the final one is a second release", step, total, model, private)
-	every, last := byRelease(names, run)
+	every, last := modes.ByRelease(names, run)
 	if len(every) > 0 {
 		note += fmt.Sprintf(": the ε of %s bounds every iterate, so it covers both", strings.Join(every, ", "))
 	}

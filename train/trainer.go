@@ -20,6 +20,7 @@ import (
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/internal/mpi"
 	"github.com/dptrain/dptrain/internal/planparts"
+	"github.com/dptrain/dptrain/ledger"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
 )
@@ -128,8 +129,8 @@ type Trainer struct {
 	lastCheckpoint string
 	// ledger is the run's privacy ledger file (LedgerFile), which only grows; resumed is the
 	// record of it (length and head) in the checkpoint resumed from, nil for a new run.
-	ledger  *runLedger
-	resumed *ledgerAnchor
+	ledger  *ledger.File
+	resumed *ledger.Anchor
 	// givenStop is privacy.stop_accountant as the config gave it, before resolution.
 	givenStop string
 	// abandoned is the number of steps the ledger holds beyond this branch's trajectory
@@ -417,7 +418,7 @@ func (t *Trainer) newPlan(ctx context.Context, sigma float64, calibrate bool) (*
 				return nil
 			}
 			// Recorded as the step is composed: it has run on the data, whatever happens next.
-			return t.ledger.append(step, records)
+			return runLedgerError(t.ledger.Append(step, records))
 		},
 		Names: planKeys}
 	if t.dist != nil {
@@ -530,7 +531,7 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 		return nil, err
 	}
 	if t.ledger != nil {
-		defer t.ledger.close()
+		defer t.ledger.Close()
 	}
 	saved := *cfg
 	saved.Privacy.StopAccountant = t.givenStop
@@ -683,9 +684,9 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 		sum.Epsilon = t.live.snapshot(cfg.Privacy.Delta)
 		sum.CertifiedEpsilon = t.certifiedBeside(sum.Epsilon)
 		sum.TargetBound = targetBound(cfg.Privacy, sum.Epsilon, sum.CertifiedEpsilon)
-		sum.LedgerSteps, sum.AbandonedSteps = t.ledger.executed, t.abandoned
+		sum.LedgerSteps, sum.AbandonedSteps = t.ledger.Executed(), t.abandoned
 		if t.abandoned > 0 {
-			sum.Rewind = fmt.Sprintf("ε counts all %d private steps executed on this data, %d of them on branches abandoned by resuming from an older checkpoint (or lost in a crash after the last one): privacy spent is never given back", t.ledger.executed, t.abandoned)
+			sum.Rewind = fmt.Sprintf("ε counts all %d private steps executed on this data, %d of them on branches abandoned by resuming from an older checkpoint (or lost in a crash after the last one): privacy spent is never given back", t.ledger.Executed(), t.abandoned)
 		}
 		sum.PublicQuantities = fmt.Sprintf(PublicQuantitiesNote, t.train.Len())
 	}

@@ -57,3 +57,18 @@ func Names() []string {
 	slices.Sort(names)
 	return names
 }
+
+// ByRelease splits names into the accountants whose theorem covers every iterate of run
+// (composition: they accept run with LastIterateOnly unset) and those that bound the last
+// iterate of one trajectory only (hidden-state bounds), each in the given order.
+func ByRelease(names []string, run accounting.Run) (every, last []string) {
+	run.LastIterateOnly = false
+	for _, name := range names {
+		if _, err := New(name, run); err != nil {
+			last = append(last, name)
+		} else {
+			every = append(every, name)
+		}
+	}
+	return every, last
+}
