@@ -23,9 +23,10 @@
 //   - draw K from the stated distribution, independently of the data, and run exactly K
 //     candidates (for Poisson, K = 0 releases nothing);
 //   - run every candidate as an independent draw of the same randomised procedure: a
-//     hyperparameter setting drawn from a fixed distribution (or a fixed sequence chosen
-//     without the data), then a private run with it. The candidate curve must bound every
-//     setting's run; the largest curve over the settings does;
+//     hyperparameter setting drawn afresh from a fixed distribution, then a private run with
+//     it (the theorems assume independent, identically distributed candidates: a fixed
+//     sequence of settings, or one chosen from earlier results, is not covered). The candidate
+//     curve must bound every setting's run; the largest curve over the settings does;
 //   - release only the best candidate under a total order on outputs (its score and model),
 //     nothing about the others, not even how many ran.
 //
