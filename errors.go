@@ -30,8 +30,11 @@ type ConfigError struct {
 	// Certified lists the configured accountants that give a certified bound for this run:
 	// the alternatives when an uncertified one was refused.
 	Certified []string
-	// Err is the underlying error, if any (an accountant's refusal, a sampler's).
+	// Err is the underlying error, if any (an accountant's refusal, a sampler's): an
+	// *accounting.RequirementError names the declaration fields at stake.
 	Err error
+	// field names a declaration field in the message as the caller does (Parts.Names).
+	field func(string) string
 }
 
 func (e *ConfigError) Error() string {
@@ -45,7 +48,8 @@ func (e *ConfigError) Error() string {
 		b.WriteString(e.Reason)
 	}
 	if e.Err != nil && !strings.Contains(e.Reason, e.Err.Error()) {
-		fmt.Fprintf(&b, ": %v", e.Err)
+		b.WriteString(": ")
+		b.WriteString(accounting.Describe(e.Err, e.field))
 	}
 	if e.Fix != "" {
 		b.WriteString(": ")

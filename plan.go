@@ -156,9 +156,10 @@ type Parts struct {
 	// returns the group's (a data-parallel run: rank 0's, which every rank follows). The
 	// session stops when either says so.
 	Agree func(stop bool) (bool, error)
-	// Names, when set, renames the settings in error messages to the caller's own terms (a
-	// config file's keys): "Privacy.Delta" → "privacy.delta". A setting mapped to "" is not
-	// offered in a message's fix.
+	// Names, when set, names the settings in error messages in the caller's own terms (a
+	// config file's keys): "Privacy.Delta" → "privacy.delta", and the declaration fields an
+	// accountant's refusal names (accounting.RequirementError): "Run.LastIterateOnly" →
+	// "privacy.release: final". A setting mapped to "" is not offered in a message's fix.
 	Names map[string]string
 }
 
@@ -237,6 +238,15 @@ func NewPlan(ctx context.Context, p Parts) (*Plan, error) {
 }
 
 func newPlan(ctx context.Context, p Parts, nm names) (*Plan, error) {
+	pl, err := buildPlan(ctx, p, nm)
+	var ce *ConfigError
+	if errors.As(err, &ce) && ce.field == nil {
+		ce.field = func(f string) string { return nm.m[f] }
+	}
+	return pl, err
+}
+
+func buildPlan(ctx context.Context, p Parts, nm names) (*Plan, error) {
 	bad := func(setting string, value any, reason, fix string) error {
 		return &ConfigError{Key: nm.k(setting), Value: value, Reason: reason, Fix: fix}
 	}

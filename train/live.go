@@ -61,7 +61,7 @@ func (l *live) snapshot(delta float64) []ModeEpsilon {
 			errs[i] = errors.New(r)
 		}
 		if errs[i] != nil {
-			out[i].Epsilon, out[i].Order, out[i].Label, out[i].Error = math.NaN(), 0, "", InUserTerms(errs[i].Error(), ConfigTerms)
+			out[i].Epsilon, out[i].Order, out[i].Label, out[i].Error = math.NaN(), 0, "", accounting.Describe(errs[i], configKey)
 		}
 	}
 	return out

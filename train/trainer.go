@@ -431,8 +431,18 @@ func (t *Trainer) newPlan(ctx context.Context, sigma float64, calibrate bool) (*
 	return pl, nil
 }
 
-// planKeys names the library plan's settings by the config keys that set them.
+// planKeys names the library plan's settings, and the declaration fields the accountants'
+// refusals name (accounting.RequirementError), by the config keys that set them. Fields
+// dptrain declares itself from the run (the loss constants of DP-SGLD, the dataset size) are
+// named by a plain description.
 var planKeys = map[string]string{
+	"Run.LastIterateOnly": "privacy.release: final", "Run.UpdateRule": "optimizer.update",
+	"Step.Sensitivity": "optimizer.clip_norm", "Step.StepSize": "optimizer.learning_rate",
+	"Run.DatasetSize": "the number of training examples", "Run.Lipschitz": "the loss's Lipschitz constant",
+	"Run.Smoothness": "the loss's smoothness", "Run.StrongConvexity": "optimizer.dp_sgld.regularization",
+	"Run.DomainDiameter": "optimizer.dp_sgld.radius", "Run.Convexity": "the loss's convexity",
+	"Step.Sampling": "optimizer.sampling", "Step.MinBatchSize": "optimizer.min_batch_size",
+	"Step.BatchSize": "optimizer.batch_size", "Run.Accountants": "privacy.accountants",
 	"Data": "the training split", "Model": "the model", "Optimizer": "optimizer.algorithm", "NonPrivate": "optimizer.algorithm",
 	"Sampling": "optimizer.sampling", "BatchSize": "optimizer.batch_size", "MinBatchSize": "optimizer.min_batch_size",
 	"Steps": "training.steps", "Epochs": "training.epochs", "NoiseMultiplier": "optimizer.noise_multiplier",
@@ -442,15 +452,18 @@ var planKeys = map[string]string{
 	"Privacy.StopOnUncertifiedBound": "privacy.stop_on_uncertified_bound", "Privacy.AllowNoGuarantee": "privacy.allow_no_guarantee",
 }
 
+// configKey names a declaration field by the config key that sets it (planKeys).
+func configKey(field string) string { return planKeys[field] }
+
 // planError is the trainer's message for an error of the library's plan: a refused setting
-// (*dptrain.ConfigError) is already in config keys; the declaration fields it names are
-// translated too (ConfigTerms). It wraps err, so errors.As still finds the ConfigError.
+// (*dptrain.ConfigError) is already in config keys, the declaration fields it names too
+// (Parts.Names). It wraps err, so errors.As still finds the ConfigError.
 func (t *Trainer) planError(err error) error {
 	var ce *dptrain.ConfigError
 	if !errors.As(err, &ce) {
 		return err
 	}
-	msg := InUserTerms(strings.TrimPrefix(err.Error(), "dptrain: "), ConfigTerms)
+	msg := strings.TrimPrefix(err.Error(), "dptrain: ")
 	if ce.Key == planKeys["Privacy.Accountants"] && t.cfg.Training.EMA > 0 {
 		msg += " (training.ema releases an average of every iterate, which bounds on the last iterate alone do not cover: remove training.ema or that accountant)"
 	}

@@ -70,8 +70,9 @@ type Spec struct {
 	// Modes and Build default to modes.Names() and modes.New.
 	Modes []string
 	Build Builder
-	// Explain rewrites an accounting message before it becomes a Reason (nil: unchanged).
-	Explain func(string) string
+	// Name names a declaration field ("Run.LastIterateOnly") in a Reason as the caller's
+	// user sets it (accounting.Describe; nil: the field's own name).
+	Name func(field string) string
 }
 
 // Evaluate composes the run in every mode and returns the report.
@@ -132,15 +133,12 @@ func Checkpoints(steps int, at []int, points int) []int {
 
 // evaluate composes the run in one mode, evaluating ε at every checkpoint.
 func evaluate(build Builder, name string, s Spec, ts []int) Row {
-	explain := s.Explain
-	if explain == nil {
-		explain = func(m string) string { return m }
-	}
+	explain := func(err error) string { return accounting.Describe(err, s.Name) }
 	base, sched, delta := s.Step, s.Schedule, s.Delta
 	row := Row{Mode: name, Delta: delta}
 	acc, err := build(name, s.Run)
 	if err != nil {
-		row.Reason = explain(err.Error())
+		row.Reason = explain(err)
 		return row
 	}
 	perEpoch := 0
@@ -162,14 +160,14 @@ func evaluate(build Builder, name string, s Spec, ts []int) Row {
 				st.Block = (base.Block + done/run) % sched.Blocks
 			}
 			if err := acc.Compose(st); err != nil {
-				row.Reason = fmt.Sprintf("step %d: %s", done+1, explain(err.Error()))
+				row.Reason = fmt.Sprintf("step %d: %s", done+1, explain(err))
 				return row
 			}
 			done += st.Count
 		}
 		g, err := acc.Epsilon(delta)
 		if err != nil {
-			row.Reason = fmt.Sprintf("after %d steps: %s", t, explain(err.Error()))
+			row.Reason = fmt.Sprintf("after %d steps: %s", t, explain(err))
 			return row
 		}
 		if math.IsNaN(g.Epsilon) || math.IsInf(g.Epsilon, 0) {

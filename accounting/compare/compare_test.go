@@ -109,19 +109,19 @@ func TestBestIgnoresUncertified(t *testing.T) {
 	}
 }
 
-// Evaluate reports a mode's failure as its reason, rewritten by Explain.
+// Evaluate reports a mode's failure as its reason, naming the declaration fields as Name says.
 func TestEvaluateExplains(t *testing.T) {
 	fail := func(name string, run accounting.Run) (accounting.Accountant, error) {
-		return nil, errors.New("needs Lipschitz")
+		return nil, &accounting.RequirementError{Reason: "needs Lipschitz", Fix: "declare %s", Fields: []string{"Run.Lipschitz"}}
 	}
 	r, err := Evaluate(Spec{
 		Step: poissonStep(t), Steps: 10, Delta: 1e-5, Modes: []string{"x"}, Build: fail,
-		Explain: func(m string) string { return m + "!" },
+		Name: func(f string) string { return "--" + f + "!" },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Modes) != 1 || r.Modes[0].Applicable || r.Modes[0].Reason != "needs Lipschitz!" || r.Best != nil {
+	if len(r.Modes) != 1 || r.Modes[0].Applicable || r.Modes[0].Reason != "needs Lipschitz: declare --Run.Lipschitz!" || r.Best != nil {
 		t.Errorf("report %+v", r)
 	}
 	if _, err := Evaluate(Spec{Steps: 0, Delta: 1e-5}); err == nil {

@@ -91,9 +91,9 @@ func (d *Described) Step() (accounting.Step, error) {
 }
 
 // Evaluate checks the description and composes the run in every mode (see Evaluate, whose
-// Modes, Build and Explain the arguments are), with ε evaluated at the final step, at the
+// Modes, Build and Name the arguments are), with ε evaluated at the final step, at the
 // steps of At and, with Plot, at PlotPoints evenly spread steps.
-func (d *Described) Evaluate(names []string, build Builder, explain func(string) string) (Report, error) {
+func (d *Described) Evaluate(names []string, build Builder, name func(field string) string) (Report, error) {
 	if d.Steps <= 0 {
 		return Report{}, fmt.Errorf("--steps %d: give the number of steps K > 0", d.Steps)
 	}
@@ -122,7 +122,7 @@ func (d *Described) Evaluate(names []string, build Builder, explain func(string)
 		Schedule:    Schedule{Blocks: d.Blocks, Epochs: d.BlockEpochs},
 		Checkpoints: Checkpoints(d.Steps, d.At, points),
 		Modes:       names, Build: build,
-		Explain: explain,
+		Name: name,
 	})
 }
 

@@ -149,18 +149,16 @@ type Outcome struct {
 }
 
 // EpsilonEach returns the guarantee of steps s under each named mode, in order (see Epsilon);
-// a mode that cannot account for them gets its error message, rewritten by explain (nil:
-// unchanged), as its Reason. Failed reports whether every mode failed.
-func EpsilonEach(names []string, run accounting.Run, s accounting.Step, delta float64, explain func(string) string) (outcomes []Outcome, failed bool) {
+// a mode that cannot account for them gets its error message as its Reason, with the
+// declaration fields it names named by field (accounting.Describe; nil: the fields' own names).
+// Failed reports whether every mode failed.
+func EpsilonEach(names []string, run accounting.Run, s accounting.Step, delta float64, field func(name string) string) (outcomes []Outcome, failed bool) {
 	failed = true
 	for _, name := range names {
 		g, err := Epsilon(name, run, s, delta)
 		o := Outcome{Mode: name, Guarantee: g}
 		if err != nil {
-			o.Guarantee, o.Reason = accounting.Guarantee{}, err.Error()
-			if explain != nil {
-				o.Reason = explain(o.Reason)
-			}
+			o.Guarantee, o.Reason = accounting.Guarantee{}, accounting.Describe(err, field)
 		} else {
 			failed = false
 		}

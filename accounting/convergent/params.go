@@ -1,7 +1,6 @@
 package convergent
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
@@ -86,7 +85,8 @@ func positiveFinite(x float64) bool { return x > 0 && !math.IsInf(x, 1) }
 // output-perturbation baseline needs less (needClass false): no declared loss class.
 func checkRun(run accounting.Run, needClass bool) error {
 	if !run.LastIterateOnly {
-		return errors.New("hidden-state bounds cover releasing the last iterate only: set last_iterate_only (Run.LastIterateOnly) or use a composition accountant")
+		return &accounting.RequirementError{Reason: "hidden-state bounds cover releasing the last iterate only",
+			Fix: "set %s or use a composition accountant", Fields: []string{"Run.LastIterateOnly"}}
 	}
 	if run.UpdateRule != "sgd" {
 		return fmt.Errorf("update rule %q is not covered: the bound needs plain noisy SGD (\"sgd\"); momentum or Adam carry noisy gradients across steps", run.UpdateRule)
@@ -120,7 +120,8 @@ func checkRun(run accounting.Run, needClass bool) error {
 			return fmt.Errorf("convexity %q with Hölder exponent %v: the convex branches of Theorem 3.1 need an L-smooth loss (λ = 1); declare non-convex to use the Hölder bound (Theorem 3.7)", run.Convexity, lam)
 		}
 		if !positiveFinite(run.Lipschitz) {
-			return fmt.Errorf("convexity %q needs the loss's Lipschitz constant K > 0 (Run.Lipschitz), with clipping inactive (Lemma 3.4)", run.Convexity)
+			return &accounting.RequirementError{Theorem: "Chien & Li, Lemma 3.4", Reason: fmt.Sprintf("convexity %q needs the loss's Lipschitz constant K > 0, with clipping inactive (Lemma 3.4)", run.Convexity),
+				Fix: "declare %s", Fields: []string{"Run.Lipschitz"}}
 		}
 		if run.Convexity == accounting.StronglyConvex {
 			m := run.StrongConvexity
@@ -136,7 +137,7 @@ func checkRun(run accounting.Run, needClass bool) error {
 			}
 		}
 	case "":
-		return errors.New("no loss class declared: set convexity to non-convex, convex or strongly-convex (Run.Convexity)")
+		return &accounting.RequirementError{Reason: "no loss class (convexity) declared", Fix: "set %s to non-convex, convex or strongly-convex", Fields: []string{"Run.Convexity"}}
 	default:
 		return fmt.Errorf("unknown convexity %q: want non-convex, convex or strongly-convex", run.Convexity)
 	}
@@ -219,7 +220,7 @@ func stepParams(run accounting.Run, th theorem, s accounting.Step, prev *params)
 		}
 	}
 	if !positiveFinite(p.k) {
-		return p, errors.New("no gradient bound: declare the Lipschitz constant (Run.Lipschitz) or clip per-example gradients (Step.Sensitivity)")
+		return p, &accounting.RequirementError{Reason: "no gradient bound", Fix: "declare the Lipschitz constant (%s) or clip per-example gradients (%s)", Fields: []string{"Run.Lipschitz", "Step.Sensitivity"}}
 	}
 	std := s.NoiseStd
 	if prod := s.NoiseMultiplier * s.Sensitivity; std == 0 {

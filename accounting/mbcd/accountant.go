@@ -209,14 +209,16 @@ func (a *Accountant) check(s accounting.Step) (stepParams, error) {
 	switch {
 	case a.run.SmoothnessPerRecord:
 		if !(s.Smoothness > 0) {
-			return p, fmt.Errorf("mbcd: the run declares smoothness per record, but block %d's record declares none: set Step.Smoothness to the block's β", s.Block)
+			return p, &accounting.RequirementError{Accountant: "mbcd", Reason: fmt.Sprintf("the run declares smoothness per record, but block %d's record declares none", s.Block),
+				Fix: "set %s to the block's β", Fields: []string{"Step.Smoothness"}}
 		}
 		if s.Smoothness < lam {
 			return p, fmt.Errorf("mbcd: block %d's smoothness β = %v < strong convexity λ = %v: check the declared constants", s.Block, s.Smoothness, lam)
 		}
 		beta = s.Smoothness
 	case s.Smoothness != 0 && s.Smoothness != beta:
-		return p, fmt.Errorf("mbcd: block %d's record declares smoothness %v, the run %v: declare Run.SmoothnessPerRecord for per-block constants", s.Block, s.Smoothness, beta)
+		return p, &accounting.RequirementError{Accountant: "mbcd", Reason: fmt.Sprintf("block %d's record declares smoothness %v, the run %v", s.Block, s.Smoothness, beta),
+			Fix: "declare %s for per-block constants", Fields: []string{"Run.SmoothnessPerRecord"}}
 	}
 	switch {
 	case a.opts.Variant == Certified:

@@ -33,7 +33,8 @@ var Requirements = []struct {
 
 func checkRun(run accounting.Run, opts Options) error {
 	if !run.LastIterateOnly {
-		return errors.New("mbcd: the bound covers releasing the last iterate only: set last_iterate_only (Run.LastIterateOnly) or use a composition accountant")
+		return &accounting.RequirementError{Accountant: "mbcd", Theorem: "Lemma C.3", Reason: "the bound covers releasing the last iterate only",
+			Fix: "set %s or use a composition accountant", Fields: []string{"Run.LastIterateOnly"}}
 	}
 	if run.UpdateRule != "sgd" {
 		return fmt.Errorf("mbcd: update rule %q is not covered: the analysis needs plain noisy proximal gradient steps (\"sgd\")", run.UpdateRule)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"sync"
+
+	"github.com/dptrain/dptrain/accounting"
 )
 
 // Grid limits. They bound what one query can cost whatever σ is: a step's discretisation holds
@@ -74,8 +76,10 @@ func stepInterval(g group, h float64) (float64, error) {
 				coarsest := hh / 2
 				lo, hi := lossRange(g.q, g.sigma, d)
 				need := gridPoints(g.q, g.sigma, d, h)
-				return 0, fmt.Errorf("pld: one step (σ = %.4g, q = %.4g) has privacy losses in [%.4g, %.4g]: its discretisation needs %.3g grid points at interval %g (%s), and %.3g even at the coarsest interval %g, more than this accountant's limit of %d: drop pld from Run.Accountants, or use rdp (it accounts for this step in closed form)",
-					g.sigma, g.q, lo, hi, need, h, bytesOf(need), gridPoints(g.q, g.sigma, d, coarsest), coarsest, maxStepPoints)
+				return 0, &accounting.RequirementError{Accountant: Name,
+					Reason: fmt.Sprintf("one step (σ = %.4g, q = %.4g) has privacy losses in [%.4g, %.4g]: its discretisation needs %.3g grid points at interval %g (%s), and %.3g even at the coarsest interval %g, more than this accountant's limit of %d",
+						g.sigma, g.q, lo, hi, need, h, bytesOf(need), gridPoints(g.q, g.sigma, d, coarsest), coarsest, maxStepPoints),
+					Fix: "drop pld from %s, or use rdp (it accounts for this step in closed form)", Fields: []string{"Run.Accountants"}}
 			}
 		}
 	}
@@ -112,8 +116,9 @@ func epsilonConnectTheDots(records []group, h, delta float64, cache *pmfCache) (
 	for _, d := range directions(records) {
 		for hh, last := start, start; ; {
 			if hh > maxInterval {
-				return 0, fmt.Errorf("pld: the composed privacy loss spans too wide a range: its window needs more than %d grid points even at interval %g, the coarsest tried: drop pld from Run.Accountants, or use rdp",
-					maxFFTSize, last)
+				return 0, &accounting.RequirementError{Accountant: Name,
+					Reason: fmt.Sprintf("the composed privacy loss spans too wide a range: its window needs more than %d grid points even at interval %g, the coarsest tried", maxFFTSize, last),
+					Fix:    "drop pld from %s, or use rdp", Fields: []string{"Run.Accountants"}}
 			}
 			last = hh
 			groups := make([]selfComposed, len(records))

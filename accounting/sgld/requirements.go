@@ -1,7 +1,6 @@
 package sgld
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
@@ -38,7 +37,8 @@ const relTol = 1e-9
 // checkRun verifies the run-level assumptions of Theorem 3.1.
 func checkRun(run accounting.Run) error {
 	if !run.LastIterateOnly {
-		return errors.New("sgld: the bound covers releasing the last iterate only: set last_iterate_only (Run.LastIterateOnly) or use a composition accountant")
+		return &accounting.RequirementError{Accountant: "sgld", Theorem: "Theorem 3.1", Reason: "the bound covers releasing the last iterate only",
+			Fix: "set %s or use a composition accountant", Fields: []string{"Run.LastIterateOnly"}}
 	}
 	if run.UpdateRule != "sgd" {
 		return fmt.Errorf("sgld: update rule %q is not covered: the theorem needs plain noisy SGD (\"sgd\"); momentum or Adam carry noisy gradients across steps", run.UpdateRule)

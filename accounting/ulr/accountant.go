@@ -70,7 +70,9 @@ func (a *Accountant) Compose(s accounting.Step) error {
 		return fmt.Errorf("%s: mechanism %q is not a Gaussian release", a.Name(), s.Mechanism)
 	}
 	if s.Sampling != accounting.PoissonWithRejection {
-		return fmt.Errorf("%s: %s sampling is not Poisson sampling with rejection (Theorem 3.6): set Step.Sampling to poisson-with-rejection with Step.MinBatchSize, or use the rdp accountant for plain Poisson sampling", a.Name(), s.Sampling)
+		return &accounting.RequirementError{Accountant: a.Name(), Theorem: "Theorem 3.6",
+			Reason: fmt.Sprintf("%s sampling is not Poisson sampling with rejection (Theorem 3.6)", s.Sampling),
+			Fix:    "set %s to poisson-with-rejection with %s, or use the rdp accountant for plain Poisson sampling", Fields: []string{"Step.Sampling", "Step.MinBatchSize"}}
 	}
 	if s.Neighbouring == accounting.ReplaceOne {
 		return fmt.Errorf("%s: Theorem 3.6 is stated for add/remove neighbours; declare add-remove", a.Name())

@@ -3,6 +3,8 @@ package ulr
 import (
 	"fmt"
 	"math"
+
+	"github.com/dptrain/dptrain/accounting"
 )
 
 // RejectionTerm returns x = q·p(N_B−1; N̄, q) / (1 − P(N_B−1; N̄, q)), the rejection cost of one
@@ -18,7 +20,9 @@ func RejectionTerm(q float64, minBatch, nbar int) (float64, error) {
 		return 0, fmt.Errorf("ulr: need N_B ≥ 1 and a dataset size ≥ 2, got N_B = %d, N̄ = %d", minBatch, nbar)
 	}
 	if float64(minBatch) > q*float64(nbar) {
-		return 0, fmt.Errorf("ulr: min_batch_size N_B = %d exceeds q·N̄ = %.6g (expected batch on the smallest neighbouring dataset): Theorem 3.6 needs N_B ≤ q·N̄; lower Step.MinBatchSize (about half the batch size keeps the rejection term negligible)", minBatch, q*float64(nbar))
+		return 0, &accounting.RequirementError{Accountant: "ulr", Theorem: "Theorem 3.6",
+			Reason: fmt.Sprintf("min_batch_size N_B = %d exceeds q·N̄ = %.6g (expected batch on the smallest neighbouring dataset): Theorem 3.6 needs N_B ≤ q·N̄", minBatch, q*float64(nbar)),
+			Fix:    "lower %s (about half the batch size keeps the rejection term negligible)", Fields: []string{"Step.MinBatchSize"}}
 	}
 	if q == 1 {
 		return 0, nil // every batch is the whole dataset: never rejected
@@ -75,14 +79,17 @@ func DefaultMinBatchSize(q float64, nbar int, bound float64) (int, float64, erro
 	}
 	hi := int(math.Floor(q * float64(nbar)))
 	if hi < 1 {
-		return 0, 0, fmt.Errorf("ulr: the expected batch q·N̄ = %.6g is below 1: raise Step.BatchSize", q*float64(nbar))
+		return 0, 0, &accounting.RequirementError{Accountant: "ulr", Theorem: "Theorem 3.6",
+			Reason: fmt.Sprintf("the expected batch q·N̄ = %.6g is below 1", q*float64(nbar)), Fix: "raise %s", Fields: []string{"Step.BatchSize"}}
 	}
 	r1, err := RejectionTerm(q, 1, nbar)
 	if err != nil {
 		return 0, 0, err
 	}
 	if r1 > bound {
-		return 0, 0, fmt.Errorf("ulr: even N_B = 1 has rejection term %.3g > %.3g at q = %.6g, N̄ = %d: set Step.MinBatchSize explicitly and check the ulr accountant's ε", r1, bound, q, nbar)
+		return 0, 0, &accounting.RequirementError{Accountant: "ulr", Theorem: "Theorem 3.6",
+			Reason: fmt.Sprintf("even N_B = 1 has rejection term %.3g > %.3g at q = %.6g, N̄ = %d", r1, bound, q, nbar),
+			Fix:    "set %s explicitly and check the ulr accountant's ε", Fields: []string{"Step.MinBatchSize"}}
 	}
 	lo, rlo := 1, r1 // invariant: RejectionTerm(lo) ≤ bound
 	for lo < hi {

@@ -89,7 +89,7 @@ An accountant that cannot account for the described run prints its reason instea
 			if !f.json {
 				fmt.Fprintf(tw, "accountant\tε\tδ\tlabel\torder\n")
 			}
-			outcomes, failed := compare.EpsilonEach(compare.Accountants(f.accountant), f.Run(), s, f.Delta, inFlags)
+			outcomes, failed := compare.EpsilonEach(compare.Accountants(f.accountant), f.Run(), s, f.Delta, accountFlagOf)
 			var errs []error
 			for _, o := range outcomes {
 				g := o.Guarantee

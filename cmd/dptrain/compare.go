@@ -95,7 +95,7 @@ type (
 
 func runCompare(w io.Writer, o *compareOptions) error {
 	o.Plot = o.plotFile != ""
-	report, err := o.Evaluate(nil, nil, inFlags)
+	report, err := o.Evaluate(nil, nil, flagOf)
 	if err != nil {
 		return err
 	}
