@@ -4,12 +4,14 @@
 # dataset-fashion-mnist (the real dataset that works offline), and for the tests only slurm-wlm
 # and munge (the single-node Slurm cluster that the sweep test starts on 127.0.0.1) and
 # openmpi-bin and libopenmpi-dev (the 2-rank data-parallel tests on 127.0.0.1); Go modules
-# through the module proxy. Without root, or without the packages, the build falls back to the pure-Go BLAS and
+# through the module proxy, and MNIST the same way (build fetches it). Without root, or without the packages, the build falls back to the pure-Go BLAS and
 # tests that need a dataset say how to get it and skip.
 
 SHELL   := /bin/bash
 GO      ?= go
 BIN     := bin/dptrain
+# SHARED is the data beside the project (shared/data: the MNIST test set, the CIFAR-10 JPEG
+# copy); tests find it through DPTRAIN_SHARED and skip, naming what is missing, without it.
 SHARED  ?= $(abspath ../shared)
 # Debian's interpreter, where python3-torch installs PyTorch (a pyenv shim may shadow it).
 PYTHON  ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || echo python3)
@@ -52,8 +54,13 @@ deps:
 	fi
 	@$(GO) mod download
 
+# build then fetches MNIST into the data directory ($$DPTRAIN_DATA or the user cache) when it is
+# not there: through the Go module proxy (the go command), else from its mirror; best effort,
+# never failing the build.
 build: deps
 	@$(MAKE) --no-print-directory $(BIN)
+	@out=$$(./$(BIN) data download --dataset mnist 2>&1) || \
+		echo "build: MNIST not fetched (best effort; tests that need it skip): $$out"
 
 $(BIN): FORCE
 	$(GO) build $(TAGS) -o $(BIN) ./cmd/dptrain

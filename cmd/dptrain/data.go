@@ -109,7 +109,7 @@ func newDataDownloadCmd(a *app) *cobra.Command {
 	var name, dir, baseURL string
 	cmd := &cobra.Command{
 		Use:   "download --dataset NAME [--dir DIR]",
-		Short: "Download a dataset from its canonical mirror, verifying SHA-256 checksums (resumable)",
+		Short: "Download a dataset (MNIST through the Go module proxy with the go command, else its mirror), verifying SHA-256 checksums (resumable)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if name == "" {
@@ -134,7 +134,7 @@ func newDataDownloadCmd(a *app) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&name, "dataset", "", "dataset name: mnist, fashion-mnist or cifar10")
 	cmd.Flags().StringVar(&dir, "dir", "", "download into this directory (default: $"+data.CacheEnv+" or the user cache, in a DATASET folder)")
-	cmd.Flags().StringVar(&baseURL, "base-url", "", "mirror to download from instead of the canonical one (files are still checked against the published SHA-256)")
+	cmd.Flags().StringVar(&baseURL, "base-url", "", "mirror to download from instead of the canonical one and of MNIST's Go module (files are still checked against the published SHA-256)")
 	return cmd
 }
 
