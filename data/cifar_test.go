@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -35,26 +36,32 @@ func cifarFiles(perBatch int) map[string][]byte {
 	return files
 }
 
+// tarGz packs files, and the extra members, under cifar-10-batches-bin/ in a .tar.gz.
 func tarGz(t testing.TB, files map[string][]byte, extra map[string]string) []byte {
+	t.Helper()
+	all := maps.Clone(files)
+	for n, s := range extra {
+		all[n] = []byte(s)
+	}
+	return packTarGz(t, cifarFolder, all)
+}
+
+// packTarGz packs files (slash-separated names) in sorted order into a .tar.gz, under the
+// folder prefix (with its own entry) unless prefix is empty.
+func packTarGz(t testing.TB, prefix string, files map[string][]byte) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(zw)
-	tw.WriteHeader(&tar.Header{Name: cifarFolder + "/", Typeflag: tar.TypeDir, Mode: 0o755})
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
+	if prefix != "" {
+		tw.WriteHeader(&tar.Header{Name: prefix + "/", Typeflag: tar.TypeDir, Mode: 0o755})
+		prefix += "/"
 	}
-	slices.Sort(names)
-	for _, n := range names {
-		if err := tw.WriteHeader(&tar.Header{Name: cifarFolder + "/" + n, Mode: 0o644, Size: int64(len(files[n])), Typeflag: tar.TypeReg}); err != nil {
+	for _, n := range slices.Sorted(maps.Keys(files)) {
+		if err := tw.WriteHeader(&tar.Header{Name: prefix + n, Mode: 0o644, Size: int64(len(files[n])), Typeflag: tar.TypeReg}); err != nil {
 			t.Fatal(err)
 		}
 		tw.Write(files[n])
-	}
-	for n, s := range extra {
-		tw.WriteHeader(&tar.Header{Name: cifarFolder + "/" + n, Mode: 0o644, Size: int64(len(s)), Typeflag: tar.TypeReg})
-		tw.Write([]byte(s))
 	}
 	if err := tw.Close(); err != nil {
 		t.Fatal(err)
