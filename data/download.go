@@ -41,7 +41,10 @@ func (dl *Downloader) Fetch(ctx context.Context, spec Spec, dir string) error {
 		return fmt.Errorf("data: %s is generated from a seed; there is nothing to download", spec.Name)
 	}
 	if len(spec.Files) == 0 {
-		return fmt.Errorf("data: %s has no download files listed", spec.Name)
+		return fmt.Errorf("data: %s has no files to download: it reads your own images from data.path (in a config; --dir on the command line)", spec.Name)
+	}
+	if spec.BaseURL == "" && spec.Module.Path == "" && dl.BaseURL == "" {
+		return fmt.Errorf("data: %s has no mirror to download from: copy %s (sha256 %s) into %s, or point data.path at it", spec.Name, spec.Files[0].Name, spec.Files[0].SHA256, dir)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("data: cannot create download directory: %w", err)

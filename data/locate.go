@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -56,13 +57,16 @@ type Locator struct {
 	Downloader *Downloader
 	// Seed seeds the synthetic datasets.
 	Seed uint64
+	// Classes lists the class folders of an image-folder dataset in label order (data.classes);
+	// empty means the sorted class folders.
+	Classes []string
 }
 
 // Location says where a dataset was found.
 type Location struct {
 	Spec Spec
-	// Path is the directory (or, for CIFAR-10, possibly the archive) holding the files; empty
-	// for synthetic sets.
+	// Path is the directory (or, for CIFAR-10 and image folders, possibly the archive) holding
+	// the files; empty for synthetic sets.
 	Path string
 	// Source is one of SourceDir, SourceCache, SourceSystem, SourceDownload, SourceGenerated.
 	Source string
@@ -85,6 +89,9 @@ func (l *Locator) Find(name string) (Location, error) {
 	}
 	if spec.Format == FormatSynthetic {
 		return Location{Spec: spec, Source: SourceGenerated}, nil
+	}
+	if spec.Name == ImageFolderName && l.Dir == "" {
+		return Location{Spec: spec}, fmt.Errorf("data: %s reads your own images, and no place was given: %w; set data.path (in a config; --dir on the command line) to a directory or .tar.gz of <split>/<class>/<image> files", spec.Name, os.ErrNotExist)
 	}
 	cands, err := l.candidates(spec)
 	if err != nil {
@@ -157,6 +164,38 @@ func holds(spec Spec, dir string) (string, bool) {
 		return dir, hasIDX(dir)
 	case FormatCIFAR10:
 		return cifarPath(dir)
+	case FormatImageFolder:
+		return imageFolderPath(spec, dir)
+	}
+	return "", false
+}
+
+// imageFolderPath finds an image folder at p: p itself when it is an archive; else, in the
+// folder p, the dataset's archive, or its images in train/ and test/ folders (in p or in a
+// folder of p named after the dataset). A user's own image folder is any folder p.
+func imageFolderPath(spec Spec, p string) (string, bool) {
+	st, err := os.Stat(p)
+	switch {
+	case err != nil:
+		return "", false
+	case st.Mode().IsRegular():
+		return p, strings.HasSuffix(p, ".tar.gz") || strings.HasSuffix(p, ".tgz")
+	case !st.IsDir():
+		return "", false
+	case spec.Name == ImageFolderName:
+		return p, true
+	}
+	for _, f := range spec.Files {
+		if st, err := os.Stat(filepath.Join(p, f.Name)); err == nil && st.Mode().IsRegular() {
+			return filepath.Join(p, f.Name), true
+		}
+	}
+	for _, d := range []string{p, filepath.Join(p, spec.Name)} {
+		for _, split := range imageSplits {
+			if st, err := os.Stat(filepath.Join(d, split)); err == nil && st.IsDir() {
+				return p, true
+			}
+		}
 	}
 	return "", false
 }
@@ -236,6 +275,8 @@ func (l *Locator) Read(loc Location) (*Dataset, error) {
 		} else {
 			d, err = ReadCIFAR10Dir(loc.Path)
 		}
+	case FormatImageFolder:
+		return l.readImages(loc)
 	default:
 		return nil, fmt.Errorf("data: %s has unknown format %q", loc.Spec.Name, loc.Spec.Format)
 	}
@@ -244,4 +285,44 @@ func (l *Locator) Read(loc Location) (*Dataset, error) {
 	}
 	d.Source = loc.String()
 	return d, nil
+}
+
+// readImages reads the image folder at loc, an archive through the cache of decoded images in
+// the cache directory's DATASET/ folder, and checks it against the dataset's spec.
+func (l *Locator) readImages(loc Location) (*Dataset, error) {
+	spec := loc.Spec
+	classes := spec.ClassNames
+	if spec.Name == ImageFolderName {
+		classes = l.Classes
+	} else if len(l.Classes) > 0 && !slices.Equal(l.Classes, classes) {
+		return nil, fmt.Errorf("data: %s has the classes %v in that order; classes %v are for image-folder datasets: leave data.classes out", spec.Name, classes, l.Classes)
+	}
+	var (
+		set    *imageSet
+		err    error
+		cached bool
+	)
+	if st, serr := os.Stat(loc.Path); serr == nil && st.Mode().IsRegular() {
+		var dir, want string
+		if cache, cerr := l.cacheDir(); cerr == nil {
+			dir = filepath.Join(cache, spec.Name)
+		}
+		if len(spec.Files) > 0 {
+			want = spec.Files[0].SHA256
+		}
+		set, cached, _, err = readImageArchiveCached(loc.Path, dir, want, classes)
+	} else {
+		set, err = readImageSet(loc.Path, classes)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if spec.Shape != nil && !slices.Equal(set.shape[:], spec.Shape) {
+		return nil, &FileError{Path: loc.Path, Problem: fmt.Sprintf("images of shape %v (channels, height, width), but %s's are %v", set.shape, spec.Name, spec.Shape), Hint: "it holds another dataset; point data.path at " + spec.Name + "'s files"}
+	}
+	source := loc.String()
+	if cached {
+		source += ", decoded images from the cache"
+	}
+	return set.dataset(spec.Name, source), nil
 }

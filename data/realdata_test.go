@@ -103,16 +103,8 @@ func TestRealFashionMNIST(t *testing.T) {
 		t.Fatalf("train/test = %d/%d, want 60000/10000", d.Train.Len(), d.Test.Len())
 	}
 	// Fashion-MNIST is balanced: 6000 training and 1000 test images per class.
-	for _, c := range []struct {
-		s    *Split
-		want int
-	}{{d.Train, 6000}, {d.Test, 1000}} {
-		for k, n := range c.s.ClassCounts(10) {
-			if n != c.want {
-				t.Errorf("class %d has %d examples, want %d", k, n, c.want)
-			}
-		}
-	}
+	checkLabels(t, "training", d.Train, slices.Repeat([]int{6000}, 10), nil)
+	checkLabels(t, "test", d.Test, slices.Repeat([]int{1000}, 10), nil)
 	// First labels as printed in the TensorFlow classification tutorial.
 	if got := d.Train.Y[:10]; !slices.Equal(got, []int32{9, 0, 0, 3, 0, 2, 7, 2, 5, 5}) {
 		t.Errorf("first training labels %v", got)
@@ -170,5 +162,40 @@ func TestRealMNIST(t *testing.T) {
 	m, s := pixelMoments(d.Train)
 	if math.Abs(m-spec.Mean[0]) > realDataEpsilon || math.Abs(s-spec.Std[0]) > realDataEpsilon {
 		t.Errorf("training pixel mean %.4f std %.4f, want the published %.4f, %.4f", m, s, spec.Mean[0], spec.Std[0])
+	}
+}
+
+// cifarJPEGDir is the CIFAR-10 JPEG copy in the shared folder beside the checkout.
+var cifarJPEGDir = sharedData("cifar10-jpeg")
+
+// TestRealCIFAR10JPEG reads the CIFAR-10 JPEG copy (through the cache of decoded images in the
+// data directory: the first run decodes 60,000 JPEG files) and checks its counts.
+func TestRealCIFAR10JPEG(t *testing.T) {
+	requireDir(t, cifarJPEGDir, "CIFAR-10 JPEG copy not found at "+cifarJPEGDir+" (the shared data beside the project: cifar10-jpeg/cifar10-jpeg.tar.gz)")
+	d, err := (&Locator{Dir: cifarJPEGDir}).Load(t.Context(), CIFAR10JPEG)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if d.Train.Len() != 50000 || d.Test.Len() != 10000 || !slices.Equal(d.Shape, []int{3, 32, 32}) || d.Classes != 10 {
+		t.Fatalf("train/test = %d/%d of %v in %d classes, want 50000/10000 of [3 32 32] in 10", d.Train.Len(), d.Test.Len(), d.Shape, d.Classes)
+	}
+	checkLabels(t, "training", d.Train, slices.Repeat([]int{5000}, 10), nil)
+	checkLabels(t, "test", d.Test, slices.Repeat([]int{1000}, 10), nil)
+	// JPEG at quality 75 keeps the pixel statistics close to CIFAR-10's published ones.
+	spec, _ := Lookup(CIFAR10JPEG)
+	per := 32 * 32
+	for c := range 3 {
+		var sum float64
+		for i := range d.Train.N {
+			for _, v := range d.Train.Row(i)[c*per : (c+1)*per] {
+				sum += float64(v)
+			}
+		}
+		if m := sum / float64(d.Train.N*per); math.Abs(m-spec.Mean[c]) > 0.01 {
+			t.Errorf("channel %d mean %.4f, want CIFAR-10's %.4f ± 0.01", c, m, spec.Mean[c])
+		}
 	}
 }

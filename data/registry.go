@@ -15,6 +15,9 @@ const (
 	// FormatCIFAR10 is CIFAR-10's binary version: six batch files, or the tar.gz archive
 	// holding them.
 	FormatCIFAR10 Format = "cifar10-binary"
+	// FormatImageFolder is a directory, or a .tar.gz archive, of <split>/<class>/<image>
+	// JPEG or PNG files (ReadImageFolder).
+	FormatImageFolder Format = "image-folder"
 	// FormatSynthetic is a generated dataset, deterministic from its seed.
 	FormatSynthetic Format = "synthetic"
 )
@@ -52,6 +55,11 @@ type Spec struct {
 	// Module, when its Path is set, is a Go module carrying Files in its Folder: a download
 	// fetches it with the go command (through the Go module proxy) before trying BaseURL.
 	Module GoModule
+	// ClassNames are the class folders of an image-folder dataset, in label order.
+	ClassNames []string
+	// Provenance, when set, says how the dataset differs from the one its name recalls; every
+	// number measured on it must be reported with it.
+	Provenance string
 	// Mean and Std are the published per-channel statistics of the training images in [0, 1]
 	// scale, used by Standardize. Nil for sets without published constants.
 	Mean, Std []float64
@@ -121,6 +129,29 @@ var registry = []Spec{
 		Std:  []float64{0.2470, 0.2435, 0.2616},
 	},
 	{
+		Name:        CIFAR10JPEG,
+		Description: "CIFAR-10 re-encoded as JPEG at quality 75, read as an image folder (Krizhevsky)",
+		Provenance:  "CIFAR-10 (JPEG q75 copy): pixels differ from the canonical binary files; report numbers as such",
+		Format:      FormatImageFolder,
+		Shape:       []int{3, 32, 32},
+		Classes:     10,
+		TrainSize:   50000,
+		TestSize:    10000,
+		ClassNames:  []string{"airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"},
+		Files: []RemoteFile{
+			{Name: "cifar10-jpeg.tar.gz", Size: 19434830, SHA256: "efac85c8ed52f4ead1e1f1b670d8dcf435d551fccebdd8b6365e0a01a504f3a4"},
+		},
+		// CIFAR-10's published constants, so that a model standardised for CIFAR-10 sees the
+		// copy as it saw the original.
+		Mean: []float64{0.4914, 0.4822, 0.4465},
+		Std:  []float64{0.2470, 0.2435, 0.2616},
+	},
+	{
+		Name:        ImageFolderName,
+		Description: "your own images: a directory or .tar.gz of <split>/<class>/<image> JPEG or PNG files (data.path)",
+		Format:      FormatImageFolder,
+	},
+	{
 		Name:        SyntheticMixture,
 		Description: "Gaussian-mixture classification, generated from a seed (Madelon-like default: 20 features, 5 classes)",
 		Format:      FormatSynthetic,
@@ -158,8 +189,13 @@ func Known() []Spec {
 	return out
 }
 
+// CIFAR10JPEG is the registry name of the JPEG copy of CIFAR-10: all 60,000 images re-encoded
+// as JPEG at quality 75, in an archive cifar10-jpeg.tar.gz of {train,test}/<class>/NNNN.jpg.
+// Its pixels differ from the canonical binary files (Spec.Provenance).
+const CIFAR10JPEG = "cifar10-jpeg"
+
 // Lookup returns the spec of the dataset called name ("mnist", "fashion-mnist", "cifar10",
-// or a synthetic name). Common spellings such as "fashion_mnist" and "cifar-10" are accepted.
+// "cifar10-jpeg", "image-folder", or a synthetic name). Common spellings such as "fashion_mnist" and "cifar-10" are accepted.
 func Lookup(name string) (Spec, error) {
 	canon := canonicalName(name)
 	for _, s := range registry {
@@ -182,6 +218,10 @@ func canonicalName(name string) string {
 		return "fashion-mnist"
 	case "cifar-10":
 		return "cifar10"
+	case "cifar-10-jpeg", "cifar10jpeg":
+		return CIFAR10JPEG
+	case "imagefolder":
+		return ImageFolderName
 	}
 	return n
 }
@@ -192,6 +232,7 @@ func (s Spec) clone() Spec {
 	for i := range s.Files {
 		s.Files[i].Also = slices.Clone(s.Files[i].Also)
 	}
+	s.ClassNames = slices.Clone(s.ClassNames)
 	s.Mean = slices.Clone(s.Mean)
 	s.Std = slices.Clone(s.Std)
 	return s
