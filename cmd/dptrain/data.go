@@ -34,7 +34,7 @@ func dataErr(a *app, cmd *cobra.Command) io.Writer {
 func newDataCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "data",
-		Short: "List, inspect and download datasets (MNIST, Fashion-MNIST, CIFAR-10, synthetic)",
+		Short: "List, inspect and download datasets (MNIST, Fashion-MNIST, CIFAR-10, its JPEG copy, image folders, synthetic)",
 	}
 	cmd.AddCommand(newDataListCmd(a), newDataInspectCmd(a), newDataDownloadCmd(a))
 	return cmd
@@ -65,6 +65,7 @@ func newDataListCmd(a *app) *cobra.Command {
 func newDataInspectCmd(a *app) *cobra.Command {
 	var (
 		name, dir string
+		classes   []string
 		asJSON    bool
 		download  bool
 		seed      uint64
@@ -77,7 +78,7 @@ func newDataInspectCmd(a *app) *cobra.Command {
 			if name == "" {
 				return errors.New("data inspect: --dataset is required (see dptrain data list)")
 			}
-			l := &data.Locator{Dir: dir, Download: download, Seed: seed,
+			l := &data.Locator{Dir: dir, Download: download, Seed: seed, Classes: classes,
 				Downloader: &data.Downloader{Progress: dataErr(a, cmd)}}
 			d, err := l.Load(cmdContext(cmd), name)
 			if err != nil {
@@ -97,8 +98,9 @@ func newDataInspectCmd(a *app) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&name, "dataset", "", "dataset name: mnist, fashion-mnist, cifar10, synthetic-mixture, synthetic-logistic, synthetic-lowrank")
-	cmd.Flags().StringVar(&dir, "dir", "", "read the files from this directory only (default: the cache, then system directories)")
+	cmd.Flags().StringVar(&name, "dataset", "", "dataset name: mnist, fashion-mnist, cifar10, cifar10-jpeg, image-folder, synthetic-mixture, synthetic-logistic, synthetic-lowrank")
+	cmd.Flags().StringVar(&dir, "dir", "", "read the files from this directory (or .tar.gz archive) only (default: the cache, then system directories)")
+	cmd.Flags().StringSliceVar(&classes, "classes", nil, "image-folder: the class folders in label order, comma-separated (default: sorted)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
 	cmd.Flags().BoolVar(&download, "download", false, "download the dataset if it is not found")
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "seed of a synthetic dataset")

@@ -20,6 +20,8 @@ type Entry struct {
 	Test    int    `json:"test"`
 	Found   bool   `json:"found"`
 	Source  string `json:"source"`
+	// Provenance says how the dataset differs from the one its name recalls (data.Spec).
+	Provenance string `json:"provenance,omitempty"`
 }
 
 // List returns an entry for every known dataset (data.Known), with where l finds it, or, when
@@ -27,13 +29,13 @@ type Entry struct {
 func List(l *data.Locator) ([]Entry, error) {
 	var rows []Entry
 	for _, s := range data.Known() {
-		e := Entry{Dataset: s.Name, Shape: s.Shape, Classes: s.Classes, Train: s.TrainSize, Test: s.TestSize}
+		e := Entry{Dataset: s.Name, Shape: s.Shape, Classes: s.Classes, Train: s.TrainSize, Test: s.TestSize, Provenance: s.Provenance}
 		loc, err := l.Find(s.Name)
 		switch {
 		case err == nil:
 			e.Found, e.Source = true, loc.String()
 		case errors.Is(err, os.ErrNotExist):
-			e.Source = "not found (dptrain data download --dataset " + s.Name + ")"
+			e.Source = notFound(s)
 		default:
 			return nil, err
 		}
@@ -42,14 +44,36 @@ func List(l *data.Locator) ([]Entry, error) {
 	return rows, nil
 }
 
-// WriteList writes the entries as the table of "dptrain data list".
+// notFound says how to get the dataset s, which is not found.
+func notFound(s data.Spec) string {
+	switch {
+	case len(s.Files) == 0:
+		return "your own images: give their folder or .tar.gz (data.path in a config, --dir here)"
+	case s.BaseURL == "" && s.Module.Path == "":
+		return "not found (copy " + s.Files[0].Name + " into the data directory's " + s.Name + "/ folder, or set data.path)"
+	}
+	return "not found (dptrain data download --dataset " + s.Name + ")"
+}
+
+// WriteList writes the entries as the table of "dptrain data list", then the provenance of
+// every dataset that has one.
 func WriteList(w io.Writer, rows []Entry) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "DATASET\tSHAPE\tCLASSES\tTRAIN\tTEST\tWHERE")
 	for _, e := range rows {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\n", e.Dataset, shapeString(e.Shape), e.Classes, e.Train, e.Test, e.Source)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, e := range rows {
+		if e.Provenance != "" {
+			if _, err := fmt.Fprintf(w, "%s: %s\n", e.Dataset, e.Provenance); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Report is what "dptrain data inspect" reports about a loaded dataset.
@@ -61,6 +85,7 @@ type Report struct {
 	Features      int      `json:"features"`
 	Classes       int      `json:"classes"`
 	Source        string   `json:"source"`
+	Provenance    string   `json:"provenance,omitempty"`
 	Preprocessing []string `json:"preprocessing"`
 	TrainClasses  []int    `json:"train_class_counts,omitempty"`
 	TestClasses   []int    `json:"test_class_counts,omitempty"`
@@ -78,6 +103,9 @@ func Inspect(d *data.Dataset) Report {
 		noTrain: d.Train == nil, noTest: d.Test == nil}
 	if r.Preprocessing == nil {
 		r.Preprocessing = []string{}
+	}
+	if spec, err := data.Lookup(d.Name); err == nil {
+		r.Provenance = spec.Provenance
 	}
 	if d.Classes > 0 {
 		if d.Train != nil {
@@ -105,6 +133,9 @@ func (r Report) WriteText(out io.Writer) {
 	}
 	fmt.Fprintf(out, "preprocessing: %s\n", strings.Join(r.Preprocessing, ", "))
 	fmt.Fprintf(out, "source:   %s\n", r.Source)
+	if r.Provenance != "" {
+		fmt.Fprintf(out, "note:     %s\n", r.Provenance)
+	}
 }
 
 // shapeString formats a shape as [a,b,c].
