@@ -97,7 +97,7 @@ const (
 	// Fixed keys change the privacy accounting or the data: a resumed run must keep them.
 	Fixed Resumable = iota
 	// Free keys are cadences, names and places (evaluation, logging, checkpoint cadence,
-	// output.dir, data.dir): they never change what the run computes.
+	// output.dir, data.dir, data.path): they never change what the run computes.
 	Free
 	// Changeable keys steer the trajectory but not what the accountants see (the learning
 	// rate of DP-SGD, its schedule, the update rule's constants, the run's length): they may
@@ -138,7 +138,7 @@ func resumable(key string, cfg *Config, algs *Algorithms) Resumable {
 // isFree reports the keys that never change what a run computes.
 func isFree(key string) bool {
 	switch key {
-	case "name", "output.dir", "data.dir", "data.test_subset",
+	case "name", "output.dir", "data.dir", "data.path", "data.test_subset",
 		"training.eval_every", "training.checkpoint_every", "training.log_every",
 		"training.privacy_every", "training.keep_checkpoints":
 		return true

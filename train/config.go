@@ -33,10 +33,17 @@ type Config struct {
 
 // DataConfig selects the dataset and its preprocessing.
 type DataConfig struct {
-	// Dataset is a name known to data (mnist, fashion-mnist, cifar10, synthetic-...).
+	// Dataset is a name known to data (mnist, fashion-mnist, cifar10, cifar10-jpeg,
+	// image-folder, synthetic-...).
 	Dataset string `yaml:"dataset"`
 	// Dir is an explicit directory to read the files from; empty searches the usual places.
 	Dir string `yaml:"dir"`
+	// Path is the folder or .tar.gz archive of <split>/<class>/<image> JPEG or PNG files that
+	// an image-folder dataset reads (data.ReadImageFolder); cifar10-jpeg takes it too.
+	Path string `yaml:"path"`
+	// Classes lists an image-folder dataset's class folders in label order; empty means the
+	// sorted class folders.
+	Classes []string `yaml:"classes"`
 	// Normalize is "standard" (per-dataset mean/std), "unit" ([0,1]) or "none".
 	Normalize string `yaml:"normalize"`
 	// Features, when set, replaces the images by data-independent features before

@@ -13,10 +13,10 @@ import (
 // like (dataset, normalisation, features, the feature-norm bound), so that `dptrain eval`
 // prepares the test inputs exactly as training did instead of trusting flags.
 
-// preprocessingKeys are the data keys recorded; data.dir (where the files are) and the subsets
-// do not change what an input looks like.
+// preprocessingKeys are the data keys recorded; data.dir and data.path (where the files are)
+// and the subsets do not change what an input looks like.
 func isPreprocessingKey(k string) bool {
-	return strings.HasPrefix(k, "data.") && k != "data.dir" && k != "data.train_subset" && k != "data.test_subset"
+	return strings.HasPrefix(k, "data.") && k != "data.dir" && k != "data.path" && k != "data.train_subset" && k != "data.test_subset"
 }
 
 // PreprocessingRecord returns the record of cfg's preprocessing, as config keys and values.

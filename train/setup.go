@@ -36,7 +36,10 @@ func loadData(ctx context.Context, cfg *Config, seed uint64, log *logrus.Logger,
 	if own != nil {
 		ds = own.Clone()
 	} else {
-		loc := &data.Locator{Dir: cfg.Data.Dir, Seed: seed}
+		loc := &data.Locator{Dir: cfg.Data.Dir, Seed: seed, Classes: cfg.Data.Classes}
+		if cfg.Data.Path != "" {
+			loc.Dir = cfg.Data.Path
+		}
 		log.Infof("data: reading %s", cfg.Data.Dataset)
 		var err error
 		if ds, err = loc.Load(ctx, cfg.Data.Dataset); err != nil {

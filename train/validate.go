@@ -10,6 +10,7 @@ import (
 	"github.com/dptrain/dptrain/accounting/modes"
 	"github.com/dptrain/dptrain/algorithm"
 	"github.com/dptrain/dptrain/algorithm/dpsgd"
+	"github.com/dptrain/dptrain/data"
 )
 
 // setDefaults fills the keys a config may leave out; the algorithm's registration gives its
@@ -94,6 +95,7 @@ func (r *Algorithms) Validate(c *Config) error {
 	if !oneOf(c.Data.Normalize, "standard", "unit", "none") {
 		bad("data.normalize = %q: want standard, unit or none", c.Data.Normalize)
 	}
+	errs = append(errs, validateImageFolder(c.Data)...)
 	if f := c.Data.Features; f.Kind != "" {
 		if f.Kind != "scatternet" {
 			bad("data.features.kind = %q: want scatternet (or leave it out for raw inputs)", f.Kind)
@@ -238,4 +240,31 @@ func oneOf(s string, set ...string) bool {
 		}
 	}
 	return false
+}
+
+// validateImageFolder checks the keys of image-folder datasets: data.path names the images of
+// image-folder (or cifar10-jpeg's archive), data.classes only image-folder's classes, and
+// image-folder has no published mean and std to standardise with.
+func validateImageFolder(d DataConfig) []error {
+	var errs []error
+	name := d.Dataset
+	if spec, err := data.Lookup(d.Dataset); err == nil {
+		name = spec.Name
+	}
+	switch {
+	case name == data.ImageFolderName && d.Path == "":
+		errs = append(errs, errors.New("data.path is missing: image-folder reads your own images from a folder or .tar.gz of train/CLASS/IMAGE and test/CLASS/IMAGE files (JPEG or PNG)"))
+	case d.Path != "" && name != data.ImageFolderName && name != data.CIFAR10JPEG:
+		errs = append(errs, fmt.Errorf("data.path is for image-folder and cifar10-jpeg, not %s: use data.dir", d.Dataset))
+	}
+	if d.Path != "" && d.Dir != "" {
+		errs = append(errs, errors.New("data.path and data.dir both say where the files are: keep one"))
+	}
+	if len(d.Classes) > 0 && name != data.ImageFolderName {
+		errs = append(errs, fmt.Errorf("data.classes is for image-folder datasets; %s has fixed classes: leave it out", d.Dataset))
+	}
+	if name == data.ImageFolderName && d.Normalize == data.NormalizeStandard {
+		errs = append(errs, errors.New("data.normalize = standard needs published per-channel constants, which your own images do not have: set data.normalize: unit"))
+	}
+	return errs
 }

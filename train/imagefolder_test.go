@@ -1,0 +1,64 @@
+package train
+
+import (
+	"bytes"
+	"image"
+	"image/color"
+	"image/png"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestImageFolderKeys(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sets []string
+		want string // "" for a valid config
+	}{
+		{"image-folder", []string{"data.dataset=image-folder", "data.path=/x/images.tar.gz", "data.normalize=unit", "data.classes=[b, a]"}, ""},
+		{"cifar10-jpeg path", []string{"data.dataset=cifar10-jpeg", "data.path=/x/cifar10-jpeg.tar.gz"}, ""},
+		{"no path", []string{"data.dataset=image-folder", "data.normalize=unit"}, "data.path is missing"},
+		{"path elsewhere", []string{"data.path=/x"}, "data.path is for image-folder and cifar10-jpeg, not fashion-mnist: use data.dir"},
+		{"path and dir", []string{"data.dataset=image-folder", "data.path=/x", "data.dir=/y", "data.normalize=unit"}, "keep one"},
+		{"classes elsewhere", []string{"data.dataset=cifar10-jpeg", "data.classes=[a]"}, "data.classes is for image-folder datasets"},
+		{"standard", []string{"data.dataset=image-folder", "data.path=/x"}, "set data.normalize: unit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseConfig([]byte(minimal), tc.sets)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// A config reads its own images from data.path, in the order of data.classes.
+func TestLoadDataImageFolder(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"train/a/1.png", "train/b/1.png", "train/b/2.png", "test/a/1.png", "test/b/1.png"} {
+		var b bytes.Buffer
+		img := image.NewGray(image.Rect(0, 0, 3, 2))
+		img.SetGray(0, 0, color.Gray{Y: 255})
+		png.Encode(&b, img)
+		p := filepath.Join(dir, filepath.FromSlash(f))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, b.Bytes(), 0o644)
+	}
+	cfg, err := ParseConfig([]byte(minimal), []string{"data.dataset=image-folder", "data.path=" + dir, "data.normalize=unit", "data.classes=[b, a]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, train, test, err := LoadData(t.Context(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ds.Shape, []int{1, 2, 3}) || ds.Classes != 2 || !slices.Equal(train.Y, []int32{0, 0, 1}) || test.Len() != 2 || train.X[0] != 1 {
+		t.Errorf("shape %v, %d classes, train labels %v, %d test, first value %v; want [1 2 3], 2, [0 0 1], 2, 1", ds.Shape, ds.Classes, train.Y, test.Len(), train.X[0])
+	}
+}
