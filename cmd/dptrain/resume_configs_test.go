@@ -43,7 +43,7 @@ func writeCIFARDir(t *testing.T, dir string, n int) {
 // after Ctrl-C, for every config in configs/: `train` stopped by SIGTERM after its first
 // checkpoint, then `train --config RUN/config.yaml --resume`, which must continue the run.
 // Only the data (a small subset; Fashion-MNIST for MNIST's shape, generated files for
-// CIFAR-10), the run length and the checkpoint interval are overridden, and the overrides are
+// CIFAR-10 and its JPEG copy), the run length and the checkpoint interval are overridden, and the overrides are
 // part of the saved config the resume reads.
 func TestEveryShippedConfigResumesFromItsSavedConfig(t *testing.T) {
 	if testing.Short() {
@@ -130,6 +130,8 @@ func interruptRunAs(t *testing.T, prog, p string, cfg *train.Config, cifar strin
 		sets = append(sets, "data.dataset=fashion-mnist")
 	case "cifar10":
 		sets = append(sets, "data.dir="+cifar)
+	case "cifar10-jpeg":
+		sets = append(sets, "data.dataset=cifar10", "data.dir="+cifar)
 	}
 	args := []string{"train", "--config", p, "--no-progress"}
 	for _, s := range sets {
