@@ -90,6 +90,7 @@ func SaveCheckpoint(path string, c *Checkpoint) error {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	return data.WriteFileAtomic(path, func(w io.Writer) error {
+		w = checkpointSink(w)
 		h := sha256.New()
 		mw := io.MultiWriter(w, h)
 		var n [4]byte
@@ -115,6 +116,10 @@ func SaveCheckpoint(path string, c *Checkpoint) error {
 		return err
 	})
 }
+
+// checkpointSink wraps the writer of a checkpoint's temporary file: tests replace it to fill
+// the disk.
+var checkpointSink = func(w io.Writer) io.Writer { return w }
 
 // LoadCheckpoint reads and verifies a checkpoint written by SaveCheckpoint.
 func LoadCheckpoint(path string) (*Checkpoint, error) {

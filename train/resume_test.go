@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -177,5 +180,73 @@ func TestDivergenceWithoutCheckpointSaysSo(t *testing.T) {
 	}
 	if m := regexp.MustCompile(`^step (\d+) of 30: `).FindStringSubmatch(err.Error()); m == nil {
 		t.Errorf("error %q numbers the step inconsistently", err)
+	}
+}
+
+// A disk that fills up during a checkpoint stops the run with an error that says so, names
+// the previous checkpoint, which stays intact (the new one is written to a temporary file that
+// is removed), and says how to continue; the run then resumes from it.
+func TestFullDiskDuringCheckpoint(t *testing.T) {
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("no /dev/full to fill the disk with: %v", err)
+	}
+	defer full.Close()
+	for _, test := range []struct {
+		name     string
+		fullFrom int // the checkpoint (1: the first) from which the disk is full
+		want     []string
+	}{
+		{"after two checkpoints", 3, []string{"saving the checkpoint of step 30", "no space left on device", "the disk is full",
+			"the previous checkpoint, at step 20", "is intact", "Continue with --resume and the run's config"}},
+		{"at the first", 1, []string{"saving the checkpoint of step 10", "no space left on device", "no checkpoint was saved before it, so the run must start again"}},
+	} {
+		t.Run(test.name, func(t *testing.T) {
+			n := 0
+			checkpointSink = func(w io.Writer) io.Writer {
+				if n++; n >= test.fullFrom {
+					return full
+				}
+				return w
+			}
+			defer func() { checkpointSink = func(w io.Writer) io.Writer { return w } }()
+			dir := t.TempDir()
+			cfg, err := ParseConfig([]byte(synthetic), []string{"output.dir=" + dir, "training.steps=40"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := New(context.Background(), cfg, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = tr.Run(context.Background())
+			var ce *CheckpointError
+			if !errors.As(err, &ce) || !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("a full disk during a checkpoint: %v, want a *CheckpointError with ENOSPC", err)
+			}
+			for _, w := range test.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("the error %q does not say %q", err, w)
+				}
+			}
+			temps, _ := filepath.Glob(PrivatePath(dir, ".*.tmp-*"))
+			if len(temps) > 0 {
+				t.Errorf("the failed checkpoint left %v", temps)
+			}
+			if test.fullFrom == 1 {
+				return
+			}
+			if c, err := LoadCheckpoint(PrivatePath(dir, CheckpointFile)); err != nil || c.Header.Step != 20 {
+				t.Fatalf("checkpoint.dpt after the failed checkpoint: %v, want step 20 intact", err)
+			}
+			checkpointSink = func(w io.Writer) io.Writer { return w } // space freed
+			sum, err := resume(t, dir, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum.Steps != 40 || sum.LedgerSteps != 40+sum.AbandonedSteps || sum.AbandonedSteps != 10 {
+				t.Errorf("resumed: %d steps, ledger %d (%d abandoned); want 40 and the 10 steps after the intact checkpoint counted", sum.Steps, sum.LedgerSteps, sum.AbandonedSteps)
+			}
+		})
 	}
 }

@@ -1,11 +1,13 @@
 package train
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -60,13 +62,57 @@ func (t *Trainer) checkpoint(step int) error {
 	} else if err := SaveCheckpoint(latest, c); err != nil {
 		return err
 	}
-	t.lastCheckpoint = latest
+	t.lastCheckpoint, t.lastStep = latest, step
 	for _, old := range olderCheckpoints(dir)[min(t.cfg.Training.KeepCheckpoints, len(olderCheckpoints(dir))):] {
 		if err := os.Remove(old); err != nil {
 			t.log.Warnf("could not remove the old checkpoint %s: %v", old, err)
 		}
 	}
 	return nil
+}
+
+// CheckpointError is a checkpoint that could not be saved (a full disk, a failing one): the
+// run stops there. A checkpoint is written to a temporary file renamed into place, so the one
+// saved before it is intact, and the privacy ledger on disk counts the steps after it.
+type CheckpointError struct {
+	// Step is the step whose checkpoint failed; Err why.
+	Step int
+	Err  error
+	// Previous is the newest intact checkpoint ("" when none was saved: the run must start
+	// again) and PreviousStep its step.
+	Previous     string
+	PreviousStep int
+	// Config is the run's saved config, the one to resume it with; Resume, when the caller
+	// sets it, the whole command that continues the run (dptrain train sets it).
+	Config string
+	Resume string
+}
+
+func (e *CheckpointError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "saving the checkpoint of step %d: %v", e.Step, e.Err)
+	if errors.Is(e.Err, syscall.ENOSPC) {
+		b.WriteString(" (the disk is full: free space on it, or move the run's directory, output.dir, to a disk with room)")
+	}
+	if e.Previous == "" {
+		b.WriteString("; no checkpoint was saved before it, so the run must start again (training.checkpoint_every sets how often one is saved)")
+		return b.String()
+	}
+	fmt.Fprintf(&b, "; the previous checkpoint, at step %d (%s), is intact and the privacy ledger counts the steps run after it. Continue with", e.PreviousStep, e.Previous)
+	if e.Resume != "" {
+		b.WriteString(":\n  " + e.Resume)
+	} else {
+		fmt.Fprintf(&b, " --resume and the run's config, %s", e.Config)
+	}
+	return b.String()
+}
+
+func (e *CheckpointError) Unwrap() error { return e.Err }
+
+// checkpointFailed is the error of a checkpoint of step that could not be saved.
+func (t *Trainer) checkpointFailed(step int, err error) error {
+	return &CheckpointError{Step: step, Err: err, Previous: t.lastCheckpoint, PreviousStep: t.lastStep,
+		Config: filepath.Join(t.cfg.Output.Dir, ConfigFile)}
 }
 
 // removeStaleTemps deletes the temporary files that writes killed half-way left in dir (the

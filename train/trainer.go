@@ -125,8 +125,10 @@ type Trainer struct {
 	began         time.Time
 	// changes lists the keys changed on resume (--allow-changes).
 	changes []string
-	// lastCheckpoint is the newest checkpoint written or resumed from ("" before the first).
+	// lastCheckpoint is the newest checkpoint written or resumed from ("" before the first),
+	// lastStep its step.
 	lastCheckpoint string
+	lastStep       int
 	// ledger is the run's privacy ledger file (LedgerFile), which only grows; resumed is the
 	// record of it (length and head) in the checkpoint resumed from, nil for a new run.
 	ledger  *ledger.File
@@ -526,7 +528,7 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 			return nil, err
 		}
 		start = s
-		t.lastCheckpoint = from
+		t.lastCheckpoint, t.lastStep = from, s
 		t.log.Infof("resumed from %s at step %d of %d", from, start, t.total)
 	} else if _, err := os.Stat(ckptPath); err == nil {
 		return nil, fmt.Errorf("%s already holds a checkpoint: pass --resume to continue that run, or set output.dir to a new directory", out)
@@ -643,13 +645,13 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 		}
 		if c := cfg.Training.CheckpointEvery; c > 0 && step%c == 0 {
 			if err := t.checkpoint(step); err != nil {
-				return nil, err
+				return nil, t.checkpointFailed(step, err)
 			}
 		}
 	}
 	session := time.Since(t.began).Seconds()
 	if err := t.checkpoint(step); err != nil {
-		return nil, err
+		return nil, t.checkpointFailed(step, err)
 	}
 	ev, err := t.Evaluate()
 	if err != nil {
