@@ -15,7 +15,10 @@ func main() {
 	root := newRootCmd()
 	root.Annotations = map[string]string{invokedKey: os.Args[0]}
 	if err := root.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "dptrain:", err)
+		var p *printedError
+		if !errors.As(err, &p) {
+			fmt.Fprintln(os.Stderr, "dptrain:", err)
+		}
 		var e *exitError
 		if errors.As(err, &e) {
 			os.Exit(e.status)

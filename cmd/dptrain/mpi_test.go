@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/dptrain/dptrain/internal/mpi"
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/train"
 )
 
 // mpiConfig is a seeded data-parallel run on the synthetic mixture.
@@ -71,7 +74,12 @@ type mpiSummary struct {
 
 func readMPISummary(t *testing.T, run string) mpiSummary {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(run, "summary.json"))
+	return readMPISummaryFile(t, filepath.Join(run, "summary.json"))
+}
+
+func readMPISummaryFile(t *testing.T, path string) mpiSummary {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,20 +136,90 @@ func TestMPITwoRanksMatchOneProcess(t *testing.T) {
 	}
 }
 
-// Killing one rank fails the whole job with a message; the run then resumes from rank 0's
-// last checkpoint on 2 ranks and reaches its planned end, with every step ever run counted.
+// Killing one rank fails the whole job: mpirun stops the other rank, which leaves a line
+// saying how to continue (rank 0, or rank 1 when rank 0 is the one killed); the run then
+// resumes from rank 0's last checkpoint on 2 ranks and reaches its planned end, with every
+// step ever run counted.
 func TestMPIKilledRankFailsTheJobAndTheRunResumes(t *testing.T) {
 	path := requireMPI(t)
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "mpi.yaml")
+	for _, test := range []struct {
+		killed int
+		want   string // the survivor's line
+	}{
+		{killed: 1, want: "dptrain: terminated: the job is stopping"},
+		{killed: 0, want: "dptrain: rank 1: terminated, and rank 0 has not stopped the run"},
+	} {
+		t.Run(fmt.Sprintf("rank %d", test.killed), func(t *testing.T) {
+			run := filepath.Join(t.TempDir(), "run")
+			cmd, out := startJob(t, path, run, "--set", "training.steps=3000")
+			if err := syscall.Kill(rankPID(t, run, test.killed), syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			if err := endOfJob(t, cmd, out, fmt.Sprintf("rank %d's death", test.killed)); err == nil {
+				t.Fatalf("the job succeeded although rank %d was killed:\n%s", test.killed, out.String())
+			}
+			resume := resumeLine(cmd, filepath.Join(run, "config.yaml"))
+			if got := out.String(); !strings.Contains(got, fmt.Sprintf("rank %d", test.killed)) ||
+				!strings.Contains(got, test.want) || !strings.Contains(got, "Continue with:\n  "+resume) {
+				t.Errorf("the job's output does not name the failed rank, or lacks %q and the command to continue (%s):\n%s", test.want, resume, got)
+			}
+			cmd = mpirun(t, path, 2, "train", "--config", filepath.Join(run, "config.yaml"), "--resume", "--no-progress")
+			if b, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("resume on 2 ranks: %v\n%s", err, b)
+			}
+			s := readMPISummary(t, run)
+			if s.Steps != 3000 || s.LedgerSteps < 3000 {
+				t.Errorf("resumed run: %d steps, %d in the ledger; want 3000 and at least as many", s.Steps, s.LedgerSteps)
+			}
+		})
+	}
+}
+
+// Ctrl-C to mpirun (which sends SIGTERM to every rank and kills them 1 s later) stops a 2-rank
+// run as it stops one process: rank 0 saves a checkpoint and prints the command that continues
+// the run, mpirun's own command line with the program. OpenMPI 4's mpirun exits 1 whatever
+// its ranks' status, after a signal of its own.
+func TestMPICtrlCPrintsTheCommandToContinue(t *testing.T) {
+	path := requireMPI(t)
+	run := filepath.Join(t.TempDir(), "run")
+	cmd, out := startJob(t, path, run, "--set", "training.steps=1000000")
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := endOfJob(t, cmd, out, "Ctrl-C")
+	t.Logf("mpirun's exit status after Ctrl-C: %v", err)
+	if err == nil {
+		t.Errorf("mpirun succeeded after Ctrl-C:\n%s", out.String())
+	}
+	resume := resumeLine(cmd, filepath.Join(run, "config.yaml"))
+	got := out.String()
+	if !strings.Contains(got, "interrupted after step") || !strings.Contains(got, "a checkpoint was saved in") {
+		t.Errorf("rank 0 did not report the checkpoint it saved:\n%s", got)
+	}
+	if n := strings.Count(got, "Continue with:\n  "+resume+"\n"); n != 2 {
+		t.Errorf("the command to continue, %s, is printed %d times, want twice (when the job starts stopping, and once the checkpoint is saved):\n%s", resume, n, got)
+	}
+	ck, err := train.LoadCheckpoint(train.PrivatePath(run, train.CheckpointFile))
+	if err != nil {
+		t.Fatalf("the checkpoint saved at Ctrl-C: %v", err)
+	}
+	if s := readMPISummaryFile(t, train.PrivatePath(run, train.InterruptedSummaryFile)); s.Steps != ck.Header.Step {
+		t.Errorf("the interrupted summary is at step %d, the checkpoint at %d", s.Steps, ck.Header.Step)
+	}
+}
+
+// startJob starts a 2-rank run of mpiConfig in run, with sets, and returns once it has saved
+// its first checkpoint, with its output so far.
+func startJob(t *testing.T, path, run string, sets ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cfg := filepath.Join(filepath.Dir(run), "mpi.yaml")
 	if err := os.WriteFile(cfg, []byte(mpiConfig), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run := filepath.Join(dir, "run")
-	sets := []string{"--set", "output.dir=" + run, "--set", "training.steps=3000", "--set", "training.checkpoint_every=50", "--no-progress"}
-	cmd := mpirun(t, path, 2, append([]string{"train", "--config", cfg}, sets...)...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	args := append([]string{"train", "--config", cfg, "--set", "output.dir=" + run, "--set", "training.checkpoint_every=50", "--no-progress"}, sets...)
+	cmd := mpirun(t, path, 2, args...)
+	out := new(bytes.Buffer)
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -149,32 +227,28 @@ func TestMPIKilledRankFailsTheJobAndTheRunResumes(t *testing.T) {
 		_, err := os.Stat(filepath.Join(run, "private", "checkpoint.dpt"))
 		return err == nil
 	})
-	rank1 := rankPID(t, run, 1)
-	if err := syscall.Kill(rank1, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
+	return cmd, out
+}
+
+// endOfJob waits for the job cmd to end after what (at most 60 s) and returns its error.
+func endOfJob(t *testing.T, cmd *exec.Cmd, out *bytes.Buffer, what string) error {
+	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
-		if err == nil {
-			t.Fatalf("the job succeeded although rank 1 was killed:\n%s", out.String())
-		}
-		if !strings.Contains(out.String(), "rank 1") {
-			t.Errorf("the job's output does not name the failed rank:\n%s", out.String())
-		}
+		return err
 	case <-time.After(60 * time.Second):
 		cmd.Process.Kill()
-		t.Fatalf("the job did not end within 60 s of rank 1's death:\n%s", out.String())
+		t.Fatalf("the job did not end within 60 s of %s:\n%s", what, out.String())
+		return nil
 	}
-	cmd = mpirun(t, path, 2, "train", "--config", filepath.Join(run, "config.yaml"), "--resume", "--no-progress")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("resume on 2 ranks: %v\n%s", err, b)
-	}
-	s := readMPISummary(t, run)
-	if s.Steps != 3000 || s.LedgerSteps < 3000 {
-		t.Errorf("resumed run: %d steps, %d in the ledger; want 3000 and at least as many", s.Steps, s.LedgerSteps)
-	}
+}
+
+// resumeLine is the command that continues the run of config that cmd (an mpirun) started.
+func resumeLine(cmd *exec.Cmd, config string) string {
+	exe := cmd.Args[slices.Index(cmd.Args, "train")-1]
+	return strings.Join(cmd.Args[:slices.Index(cmd.Args, exe)+1], " ") + " train --config " + config + " --resume"
 }
 
 // rankPID returns the PID of the rank of the job writing run (its command line names run).

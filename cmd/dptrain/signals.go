@@ -16,6 +16,12 @@ var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM}
 // signalContext returns a context cancelled by the first stop signal and a function that
 // reports which signal it was (nil if none).
 func signalContext(parent context.Context) (ctx context.Context, received func() os.Signal, stop func()) {
+	return signalContextNotify(parent, nil)
+}
+
+// signalContextNotify is signalContext calling first (unless nil) with the first stop signal
+// as soon as it arrives, before the run has stopped.
+func signalContextNotify(parent context.Context, first func(os.Signal)) (ctx context.Context, received func() os.Signal, stop func()) {
 	ctx, cancel := context.WithCancel(parent)
 	c := make(chan os.Signal, 1)
 	signal.Notify(c, stopSignals...)
@@ -27,6 +33,9 @@ func signalContext(parent context.Context) (ctx context.Context, received func()
 			got.Store(s)
 			signal.Stop(c)
 			cancel()
+			if first != nil {
+				first(s)
+			}
 		case <-done:
 		}
 	}()
@@ -58,3 +67,10 @@ type exitError struct {
 }
 
 func (e *exitError) Error() string { return e.msg }
+
+// printedError is an error the command has printed already, as main prints errors; main
+// only sets the exit status.
+type printedError struct{ err error }
+
+func (e *printedError) Error() string { return e.err.Error() }
+func (e *printedError) Unwrap() error { return e.err }

@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
+	"sync/atomic"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -80,46 +83,18 @@ directory and reports, and ε is the single-process ε (docs/distributed.md).`,
 				return fmt.Errorf("--resume-from and --allow-changes continue a run: add --resume")
 			}
 			opts.Resume, opts.ResumeFrom, opts.AllowChanges = resume, from, allow
-			if opts.Comm, err = mpi.World(); err != nil { // a rank of an mpirun/srun job, or alone
-				return err
-			}
-			defer opts.Comm.Close()
-			ctx, received, stop := signalContext(cmd.Context())
-			defer stop()
-			t, err := train.New(ctx, cfg, opts)
+			comm, err := mpi.World() // a rank of an mpirun/srun job, or alone
 			if err != nil {
-				if sig := received(); sig != nil {
-					var ie *train.InterruptedError
-					if errors.As(err, &ie) {
-						return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s: %v: run the same command again", sig, err)}
-					}
-					return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s while preparing the run (%v): training had not started, so no privacy was spent and there is nothing new to resume; run the same command again", sig, err)}
-				}
 				return err
 			}
-			if prof != "" {
-				f, err := os.Create(prof)
-				if err != nil {
-					return fmt.Errorf("--cpuprofile: %w", err)
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return fmt.Errorf("--cpuprofile: %w", err)
-				}
-				defer pprof.StopCPUProfile()
+			opts.Comm = comm
+			l := launchOf(thisProcess(), invoked(cmd), comm.Size())
+			err = runTraining(cmd, cfg, opts, l, prof, asJSON)
+			if comm.Size() > 1 {
+				err = beforeFinalize(cmd, comm.Rank(), err)
 			}
-			sum, err := t.Run(ctx)
-			if err != nil || sum == nil { // nil: a rank other than 0 of a data-parallel run
-				return err
-			}
-			if err := printSummary(cmd, sum, asJSON); err != nil {
-				return err
-			}
-			if sig := received(); sig != nil && sum.Interrupted {
-				return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s: %s; a checkpoint was saved in %s, and the model is kept in private/ until the planned end. Continue with:\n  %s train --config %s --resume",
-					sig, sum.StoppedEarly, train.PrivatePath(sum.OutputDir, train.CheckpointFile), invoked(cmd), sum.ConfigFile)}
-			}
-			return nil
+			comm.Close()
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&config, "config", "", "YAML config file")
@@ -131,6 +106,124 @@ directory and reports, and ε is the single-process ε (docs/distributed.md).`,
 	cmd.Flags().BoolVar(&noProg, "no-progress", false, "do not draw the progress bar")
 	cmd.Flags().StringVar(&prof, "cpuprofile", "", "write a CPU profile of the training loop to this file (go tool pprof)")
 	return cmd
+}
+
+// runTraining trains one run, as a single process or as one rank of a data-parallel job, and
+// prints its summary (rank 0). Stopped by a signal, it returns an *exitError whose message
+// gives the command (started as l) that continues the run.
+func runTraining(cmd *cobra.Command, cfg *train.Config, opts train.Options, l launch, prof string, asJSON bool) error {
+	var (
+		first    func(os.Signal)
+		followed atomic.Bool // rank 1: rank 0's decision to stop has arrived
+	)
+	switch rank := opts.Comm.Rank(); {
+	case opts.Comm.Size() == 1:
+	case rank == 0:
+		first = func(s os.Signal) { fmt.Fprintln(cmd.ErrOrStderr(), "dptrain:", jobStopping(s, cfg.Output.Dir, l)) }
+	case rank == 1:
+		// Rank 0 reports for the run, unless it is the rank that failed: then rank 1 speaks,
+		// when rank 0's decision to stop does not come.
+		first = func(s os.Signal) {
+			time.AfterFunc(rankZeroSilence, func() {
+				if !followed.Load() {
+					fmt.Fprintf(cmd.ErrOrStderr(), "dptrain: rank 1: %s\n", rankZeroSilent(s, cfg.Output.Dir, l))
+				}
+			})
+		}
+	}
+	ctx, received, stop := signalContextNotify(cmd.Context(), first)
+	defer stop()
+	t, err := train.New(ctx, cfg, opts)
+	if err != nil {
+		if sig := received(); sig != nil {
+			var ie *train.InterruptedError
+			if errors.As(err, &ie) {
+				return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s: %v: run the same command again", sig, err)}
+			}
+			return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s while preparing the run (%v): training had not started, so no privacy was spent and there is nothing new to resume; run the same command again", sig, err)}
+		}
+		return err
+	}
+	if prof != "" {
+		f, err := os.Create(prof)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	sum, err := t.Run(ctx)
+	followed.Store(true)
+	var ce *train.CheckpointError
+	if errors.As(err, &ce) {
+		ce.Resume = l.resumeCommand(ce.Config)
+	}
+	if err != nil {
+		return err
+	}
+	if sum == nil { // a rank other than 0 of a data-parallel run: rank 0 reports
+		if sig := received(); sig != nil {
+			return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s: stopped with rank 0, which saved the checkpoint", sig)}
+		}
+		return nil
+	}
+	if err := printSummary(cmd, sum, asJSON); err != nil {
+		return err
+	}
+	if sig := received(); sig != nil && sum.Interrupted {
+		return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s: %s; a checkpoint was saved in %s, and the model is kept in private/ until the planned end. Continue with:\n  %s",
+			sig, sum.StoppedEarly, train.PrivatePath(sum.OutputDir, train.CheckpointFile), l.resumeCommand(sum.ConfigFile))}
+	}
+	return nil
+}
+
+// jobStopping is what rank 0 of a data-parallel job prints as soon as a stop signal arrives:
+// mpirun sends SIGTERM to every rank on Ctrl-C and when a rank fails, and kills them all
+// (SIGKILL) a moment later, possibly before rank 0 has saved its checkpoint and said more. The
+// line says how to continue from the last checkpoint saved, which a kill leaves intact.
+func jobStopping(s os.Signal, dir string, l launch) string {
+	ck := train.PrivatePath(dir, train.CheckpointFile)
+	if _, err := os.Stat(ck); err != nil {
+		return fmt.Sprintf("%s: the job is stopping (mpirun stops every rank on Ctrl-C and when a rank fails: its message says which); no checkpoint was saved yet, so if the job ends before rank 0 saves one, start the run again with the same command", s)
+	}
+	return fmt.Sprintf("%s: the job is stopping (mpirun stops every rank on Ctrl-C and when a rank fails: its message says which); rank 0 saves a checkpoint if it has the time. If nothing follows, the last checkpoint saved (%s) is intact. Continue with:\n  %s",
+		s, ck, l.resumeCommand(filepath.Join(dir, train.ConfigFile)))
+}
+
+// rankZeroSilence is how long rank 1 waits, after a stop signal, for rank 0's decision to stop
+// before it says how to continue (mpirun kills the ranks 1 s after its SIGTERM by default).
+var rankZeroSilence = 300 * time.Millisecond
+
+// rankZeroSilent is what rank 1 prints when rank 0 has not stopped the run within
+// rankZeroSilence of a stop signal: rank 0 failed (mpirun's message says so), or it is still
+// finishing a long step.
+func rankZeroSilent(s os.Signal, dir string, l launch) string {
+	return fmt.Sprintf("%s, and rank 0 has not stopped the run within %v: if mpirun says rank 0 failed, its last checkpoint (%s on rank 0's node) is intact. Continue with:\n  %s",
+		s, rankZeroSilence, train.PrivatePath(dir, train.CheckpointFile), l.resumeCommand(filepath.Join(dir, train.ConfigFile)))
+}
+
+// beforeFinalize prints the error of a rank of a data-parallel job (rank 0's, or another
+// rank's own failure) before the rank finalizes MPI: stopping a job, mpirun sends its ranks
+// SIGTERM and kills them a moment later (odls_base_sigkill_timeout, 1 s by default), and
+// MPI_Finalize does not return while it does, so an error printed after it is never seen. The
+// error returned is marked as printed, for main.
+func beforeFinalize(cmd *cobra.Command, rank int, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ee *exitError
+	if rank != 0 && errors.As(err, &ee) {
+		return &printedError{err} // a signal: rank 0 says what happened and how to continue
+	}
+	if rank != 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "dptrain: rank %d: %v\n", rank, err)
+	} else {
+		fmt.Fprintln(cmd.ErrOrStderr(), "dptrain:", err)
+	}
+	return &printedError{err}
 }
 
 // loadRun reads --config with its --set overrides and returns the trainer's options: the

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dptrain/dptrain/train"
 )
 
 const synthConfig = `
@@ -169,4 +171,28 @@ func evalAccuracy(t *testing.T, args ...string) float64 {
 		t.Fatalf("eval --json printed %q: %v", out, err)
 	}
 	return ev.Accuracy
+}
+
+// A checkpoint that cannot be saved (here its file's name is taken by a directory; a full disk
+// is tested in train) stops the run with the previous checkpoint named intact and the command
+// that continues the run, the program as it was started.
+func TestCheckpointFailurePrintsTheCommandToContinue(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(cfg, []byte(synthConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(dir, "run")
+	if _, _, err := runDptrain(t, "train", "--config", cfg, "--no-progress", "--set", "output.dir="+run, "--set", "training.steps=10"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(train.PrivatePath(run, "checkpoint-00000020.dpt"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := runDptrainAs(t, "bin/dptrain", "train", "--config", filepath.Join(run, "config.yaml"), "--resume", "--allow-changes",
+		"--no-progress", "--set", "training.steps=30", "--set", "training.checkpoint_every=10")
+	want := "the previous checkpoint, at step 10 (" + train.PrivatePath(run, train.CheckpointFile) + "), is intact and the privacy ledger counts the steps run after it. Continue with:\n  bin/dptrain train --config " + filepath.Join(run, "config.yaml") + " --resume"
+	if err == nil || !strings.Contains(err.Error(), "saving the checkpoint of step 20") || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("a checkpoint that cannot be saved: %v\nwant it to end with %q", err, want)
+	}
 }
