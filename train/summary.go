@@ -36,6 +36,9 @@ type Summary struct {
 	Delta         float64       `json:"delta,omitempty"`
 	TargetEpsilon float64       `json:"target_epsilon,omitempty"`
 	Epsilon       []ModeEpsilon `json:"epsilon"`
+	// StopAccountant is the mode whose ε governed stopping and calibration
+	// (privacy.stop_accountant, resolved).
+	StopAccountant string `json:"stop_accountant,omitempty"`
 	// LedgerSteps is the number of private steps ever executed on the run's data, on every
 	// branch of the run (its private/ledger.jsonl): ε counts all of them. AbandonedSteps is
 	// how many of them are not on the final model's trajectory (resumes from older

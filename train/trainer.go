@@ -696,6 +696,7 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	}
 	if t.live != nil {
 		sum.Delta, sum.TargetEpsilon = cfg.Privacy.Delta, cfg.Privacy.TargetEpsilon
+		sum.StopAccountant = cfg.Privacy.StopAccountant
 		sum.Epsilon = t.live.snapshot(cfg.Privacy.Delta)
 		sum.CertifiedEpsilon = t.certifiedBeside(sum.Epsilon)
 		sum.TargetBound = targetBound(cfg.Privacy, sum.Epsilon, sum.CertifiedEpsilon)

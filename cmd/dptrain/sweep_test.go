@@ -189,6 +189,8 @@ axes:
   - name: algorithm
     values:
       - label: dp-sgd
+      - label: dp-sgd-b
+        set: [optimizer.learning_rate=0.1]
 `
 
 // startAndStop starts this test binary as `dptrain ARGS...`, waits for ckpt to appear, sends
@@ -227,9 +229,9 @@ func startAndStop(t *testing.T, ckpt string, sig syscall.Signal, args ...string)
 	return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
 }
 
-// Ctrl-C on `sweep run` stops it with "interrupted": the running cell gets SIGTERM and saves a
-// checkpoint, it is not marked failed, and the next `sweep run` resumes it (its ledger
-// continues).
+// Ctrl-C on `sweep run` stops it with "interrupted": each running cell gets SIGTERM, saves a
+// checkpoint and gets its line, with its stop accountant's ε so far; it is not marked failed,
+// and the next `sweep run` resumes it (its ledger continues).
 func TestSweepRunInterruptCheckpointsAndResumes(t *testing.T) {
 	plan := planSuite(t, longSuite)
 	p, err := sweep.LoadPlan(plan)
@@ -237,7 +239,7 @@ func TestSweepRunInterruptCheckpointsAndResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := p.RunDir(0)
-	status, out, errOut := startAndStop(t, train.PrivatePath(run, train.CheckpointFile), syscall.SIGINT, "sweep", "run", plan)
+	status, out, errOut := startAndStop(t, train.PrivatePath(run, train.CheckpointFile), syscall.SIGINT, "sweep", "run", plan, "--workers", "2")
 	if p.Done(0) {
 		t.Fatal("the cell finished before the interruption: give it more steps")
 	}
@@ -245,8 +247,10 @@ func TestSweepRunInterruptCheckpointsAndResumes(t *testing.T) {
 	if status != 130 || !strings.Contains(errOut, "interrupted") || !strings.Contains(errOut, os.Args[0]+" sweep run "+plan) {
 		t.Errorf("after SIGINT: status %d, stderr %q; want 130, \"interrupted\" and the command to resume", status, errOut)
 	}
-	if !regexp.MustCompile(`cell 0 dp-sgd: interrupted, checkpoint at step \d+`).MatchString(out) || strings.Contains(out, "1 failed") {
-		t.Errorf("after SIGINT, stdout:\n%s\nwant cell 0 interrupted with its checkpoint, nothing failed", out)
+	if !regexp.MustCompile(`(?m)^\[\d/2\] cell 0 dp-sgd: interrupted, checkpoint at step \d+, so far ε [0-9.e+-]+ \(rdp, certified\), `).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^\[\d/2\] cell 1 dp-sgd-b: interrupted, (checkpoint at step \d+, so far ε [0-9.e+-]+ \(rdp, certified\), |no checkpoint yet)`).MatchString(out) ||
+		strings.Contains(out, "1 failed") {
+		t.Errorf("after SIGINT, stdout:\n%s\nwant both running cells interrupted, each with its line, its checkpoint and ε so far, nothing failed", out)
 	}
 	if _, err := os.Stat(train.PrivatePath(run, train.InterruptedSummaryFile)); err != nil {
 		t.Errorf("the cell did not stop as train does on SIGTERM (no %s): %v", train.InterruptedSummaryFile, err)
@@ -256,7 +260,7 @@ func TestSweepRunInterruptCheckpointsAndResumes(t *testing.T) {
 	}
 	t.Setenv(asMainEnv, "1")
 	out, _, err = runDptrain(t, "sweep", "run", plan)
-	if err != nil || !strings.Contains(out, "[1/1] cell 0 dp-sgd: finished") {
+	if err != nil || !strings.Contains(out, "cell 0 dp-sgd: finished") || !strings.Contains(out, "cell 1 dp-sgd-b: finished") {
 		t.Fatalf("resuming: %v\n%s", err, out)
 	}
 	var sum train.Summary

@@ -42,7 +42,8 @@ type CellEvent struct {
 	ID    string
 	// Outcome is one of the Outcome constants.
 	Outcome string
-	// Summary is the finished cell's summary.json (Outcome finished).
+	// Summary is the finished cell's summary.json (Outcome finished), or the summary an
+	// interrupted cell wrote in its private/ as it stopped (Outcome interrupted; nil if none).
 	Summary *train.Summary
 	// Err is the failure (Outcome failed), with the cell's log file.
 	Err string
@@ -251,6 +252,10 @@ func (l Local) runProcess(ctx context.Context, p *Plan, i int, env []string) Cel
 		ev.Outcome = OutcomeInterrupted
 		if c, cerr := train.LoadCheckpoint(train.PrivatePath(p.RunDir(i), train.CheckpointFile)); cerr == nil {
 			ev.CheckpointStep = c.Header.Step
+			// The summary the cell wrote as it stopped, when it is of that checkpoint.
+			if s, serr := readSummary(train.PrivatePath(p.RunDir(i), train.InterruptedSummaryFile)); serr == nil && s.Steps == c.Header.Step {
+				ev.Summary = s
+			}
 		}
 	case err == nil:
 		return fail(fmt.Errorf("the worker exited without finishing the cell (see %s)", logPath))

@@ -26,6 +26,9 @@ func Cell(ev sweep.CellEvent) string {
 	case sweep.OutcomeInterrupted:
 		if ev.CheckpointStep > 0 {
 			fmt.Fprintf(&b, ", checkpoint at step %d", ev.CheckpointStep)
+			if ev.Summary != nil {
+				fmt.Fprintf(&b, ", so far %s", Headline(ev.Summary))
+			}
 		} else {
 			b.WriteString(", no checkpoint yet (it starts again)")
 		}
@@ -39,18 +42,31 @@ func Cell(ev sweep.CellEvent) string {
 	return b.String()
 }
 
-// Headline is the ε a cell's line shows, rounded up to 3 significant digits: the
-// smallest certified ε (each is a valid bound, so the smallest is the run's best guarantee), else
-// the first mode that gave a number, with its label and the run's certified ε if it has one. A
-// seeded cell is marked not private, whatever its ε.
+// Headline is the ε a cell's line shows, rounded up to 3 significant digits: the ε of the
+// run's stop accountant (the one its target and the suite's results are read against), else
+// the smallest certified ε (each is a valid bound, so the smallest is the run's best
+// guarantee), else the first mode that gave a number; with its label, and the run's smallest
+// certified ε beside one that is not certified. A seeded cell is marked not private, whatever
+// its ε.
 func Headline(s *train.Summary) string {
-	pick := -1
+	ok := func(e train.ModeEpsilon) bool { return e.Error == "" && !math.IsNaN(e.Epsilon) }
+	pick, cert := -1, -1
 	for k, e := range s.Epsilon {
-		switch {
-		case e.Error != "" || math.IsNaN(e.Epsilon):
-		case e.Label == accounting.Certified && (pick < 0 || s.Epsilon[pick].Label != accounting.Certified || e.Epsilon < s.Epsilon[pick].Epsilon):
+		if !ok(e) {
+			continue
+		}
+		if e.Label == accounting.Certified && (cert < 0 || e.Epsilon < s.Epsilon[cert].Epsilon) {
+			cert = k
+		}
+		if pick < 0 {
 			pick = k
-		case pick < 0:
+		}
+	}
+	if cert >= 0 {
+		pick = cert
+	}
+	for k, e := range s.Epsilon {
+		if e.Mode == s.StopAccountant && ok(e) {
 			pick = k
 		}
 	}
@@ -60,7 +76,11 @@ func Headline(s *train.Summary) string {
 	} else {
 		e := s.Epsilon[pick]
 		fmt.Fprintf(&b, "ε %s (%s, %s)", Ceil3(e.Epsilon), e.Mode, e.Label)
-		if c := s.CertifiedEpsilon; e.Label != accounting.Certified && c != nil && c.Error == "" {
+		switch c := s.CertifiedEpsilon; {
+		case e.Label == accounting.Certified:
+		case cert >= 0:
+			fmt.Fprintf(&b, ", certified ε %s (%s)", Ceil3(s.Epsilon[cert].Epsilon), s.Epsilon[cert].Mode)
+		case c != nil && c.Error == "":
 			fmt.Fprintf(&b, ", certified ε %s (%s)", Ceil3(c.Epsilon), c.Mode)
 		}
 	}

@@ -9,7 +9,8 @@ import (
 	"github.com/dptrain/dptrain/train"
 )
 
-// A cell's line shows its best certified ε, rounded up, and says when the cell is seeded.
+// A cell's line shows its stop accountant's ε (else its best certified ε), rounded up, with
+// the certified ε beside one that is not, and says when the cell is seeded.
 func TestHeadlineEpsilon(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -25,6 +26,12 @@ func TestHeadlineEpsilon(t *testing.T) {
 			CertifiedEpsilon: &train.ModeEpsilon{Mode: "rdp", Label: "certified", Epsilon: 41.01}}, "ε 2.9 (mbcd, paper), certified ε 41.1 (rdp)"},
 		{"seeded", train.Summary{Epsilon: []train.ModeEpsilon{{Mode: "rdp", Label: "certified", Epsilon: 3}}, NotPrivate: "seeded"}, "ε 3 (rdp, certified), seeded: not private"},
 		{"none", train.Summary{Epsilon: []train.ModeEpsilon{{Mode: "rdp", Error: "refused"}}}, "no ε"},
+		{"the stop accountant's", train.Summary{StopAccountant: "rdp", Epsilon: []train.ModeEpsilon{
+			{Mode: "rdp", Label: "certified", Epsilon: 2.2391}, {Mode: "pld", Label: "certified", Epsilon: 1.91}}}, "ε 2.24 (rdp, certified)"},
+		{"a paper stop accountant, the certified beside", train.Summary{StopAccountant: "sgld", Epsilon: []train.ModeEpsilon{
+			{Mode: "sgld", Label: "paper", Epsilon: 1.13}, {Mode: "rdp", Label: "certified", Epsilon: 2.2391}}}, "ε 1.13 (sgld, paper), certified ε 2.24 (rdp)"},
+		{"the stop accountant refused", train.Summary{StopAccountant: "pld", Epsilon: []train.ModeEpsilon{
+			{Mode: "pld", Error: "refused"}, {Mode: "rdp", Label: "certified", Epsilon: 3}}}, "ε 3 (rdp, certified)"},
 	} {
 		if got := Headline(&c.s); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
