@@ -55,12 +55,18 @@ deps:
 	@$(GO) mod download
 
 # build then fetches MNIST into the data directory ($$DPTRAIN_DATA or the user cache) when it is
-# not there: through the Go module proxy (the go command), else from its mirror; best effort,
-# never failing the build.
+# not there: through the Go module proxy (the go command), else from its mirror; and copies the
+# CIFAR-10 JPEG copy beside the project there, checksum checked. Best effort, never failing the
+# build.
+CIFAR_JPEG := $(SHARED)/data/cifar10-jpeg/cifar10-jpeg.tar.gz
 build: deps
 	@$(MAKE) --no-print-directory $(BIN)
 	@out=$$(./$(BIN) data download --dataset mnist 2>&1) || \
 		echo "build: MNIST not fetched (best effort; tests that need it skip): $$out"
+	@if [ -f "$(CIFAR_JPEG)" ]; then \
+		out=$$(./$(BIN) data download --dataset cifar10-jpeg --from "$(CIFAR_JPEG)" 2>&1) || \
+		echo "build: cifar10-jpeg not copied (best effort): $$out"; \
+	fi
 
 $(BIN): FORCE
 	$(GO) build $(TAGS) -o $(BIN) ./cmd/dptrain

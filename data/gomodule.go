@@ -161,3 +161,38 @@ func present(spec Spec, dir string) bool {
 	}
 	return true
 }
+
+// copyFrom copies spec's files from the local copy dl.From into dir, checking each against its
+// published SHA-256 before writing anything.
+func (dl *Downloader) copyFrom(spec Spec, dir string) error {
+	src := func(f RemoteFile) string { return filepath.Join(dl.From, f.Name) }
+	if fi, err := os.Stat(dl.From); err != nil {
+		return fmt.Errorf("data: --from %s: %w", dl.From, err)
+	} else if !fi.IsDir() {
+		if len(spec.Files) != 1 || filepath.Base(dl.From) != spec.Files[0].Name {
+			return fmt.Errorf("data: --from %s: %s has %d files (%s): give the folder that holds them", dl.From, spec.Name, len(spec.Files), spec.Files[0].Name)
+		}
+		src = func(RemoteFile) string { return dl.From }
+	}
+	for _, f := range spec.Files {
+		if err := Verify(src(f), f); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("data: cannot create the dataset directory: %w", err)
+	}
+	for _, f := range spec.Files {
+		dst := filepath.Join(dir, f.Name)
+		if Verify(dst, f) == nil {
+			continue
+		}
+		if err := copyVerified(src(f), dst, f); err != nil {
+			return err
+		}
+		if dl.Progress != nil {
+			fmt.Fprintf(dl.Progress, "%s: copied from %s, checksum ok\n", dst, src(f))
+		}
+	}
+	return nil
+}

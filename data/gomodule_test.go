@@ -141,3 +141,36 @@ func TestGoBinary(t *testing.T) {
 		t.Errorf("goBinary() = %q, %v, want $GOROOT/bin/go", p, err)
 	}
 }
+
+// From copies a local copy's files after checking them: a folder of files, or the one file of
+// a one-file dataset; a bad copy writes nothing.
+func TestFetchFromLocalCopy(t *testing.T) {
+	spec, mod := moduleSpec(t, "")
+	folder := filepath.Join(mod, spec.Module.Folder)
+	dir := filepath.Join(t.TempDir(), "data")
+	if err := (&Downloader{From: folder, Go: (&fakeGo{t: t, err: "must not run"}).run}).Fetch(context.Background(), spec, dir); err != nil {
+		t.Fatal(err)
+	}
+	if !present(spec, dir) {
+		t.Error("the copied files do not verify")
+	}
+	one := spec
+	one.Files = spec.Files[:1]
+	oneDir := filepath.Join(t.TempDir(), "one")
+	if err := (&Downloader{From: filepath.Join(folder, one.Files[0].Name)}).Fetch(context.Background(), one, oneDir); err != nil || !present(one, oneDir) {
+		t.Errorf("one file: %v", err)
+	}
+	if err := (&Downloader{From: filepath.Join(folder, spec.Files[0].Name)}).Fetch(context.Background(), spec, t.TempDir()); err == nil || !strings.Contains(err.Error(), "give the folder") {
+		t.Errorf("one file of a %d-file dataset: %v", len(spec.Files), err)
+	}
+	badSpec, badMod := moduleSpec(t, spec.Files[2].Name)
+	badDir := filepath.Join(t.TempDir(), "bad")
+	err := (&Downloader{From: filepath.Join(badMod, badSpec.Module.Folder)}).Fetch(context.Background(), badSpec, badDir)
+	var fe *FileError
+	if !errors.As(err, &fe) {
+		t.Errorf("a bad copy: %v, want a *FileError", err)
+	}
+	if _, err := os.Stat(badDir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a bad copy left %s behind", badDir)
+	}
+}

@@ -108,7 +108,7 @@ func newDataInspectCmd(a *app) *cobra.Command {
 }
 
 func newDataDownloadCmd(a *app) *cobra.Command {
-	var name, dir, baseURL string
+	var name, dir, baseURL, from string
 	cmd := &cobra.Command{
 		Use:   "download --dataset NAME [--dir DIR]",
 		Short: "Download a dataset (MNIST through the Go module proxy with the go command, else its mirror), verifying SHA-256 checksums (resumable)",
@@ -126,7 +126,7 @@ func newDataDownloadCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			dl := &data.Downloader{BaseURL: baseURL, Progress: dataErr(a, cmd)}
+			dl := &data.Downloader{BaseURL: baseURL, From: from, Progress: dataErr(a, cmd)}
 			if err := dl.Fetch(cmdContext(cmd), spec, target); err != nil {
 				return err
 			}
@@ -134,7 +134,8 @@ func newDataDownloadCmd(a *app) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&name, "dataset", "", "dataset name: mnist, fashion-mnist or cifar10")
+	cmd.Flags().StringVar(&name, "dataset", "", "dataset name: mnist, fashion-mnist, cifar10 or cifar10-jpeg")
+	cmd.Flags().StringVar(&from, "from", "", "copy the dataset's files from this local folder (or, for cifar10-jpeg, its .tar.gz) instead of downloading them, checking their SHA-256")
 	cmd.Flags().StringVar(&dir, "dir", "", "download into this directory (default: $"+data.CacheEnv+" or the user cache, in a DATASET folder)")
 	cmd.Flags().StringVar(&baseURL, "base-url", "", "mirror to download from instead of the canonical one and of MNIST's Go module (files are still checked against the published SHA-256)")
 	return cmd
