@@ -111,3 +111,12 @@ func TestOverrides(t *testing.T) {
 		t.Errorf("--set training.epochs=2 over a file with steps: %v, steps %d epochs %v", err, cfg.Training.Steps, cfg.Training.Epochs)
 	}
 }
+
+// A negative target with a calibrated σ is one error, the target's: not also "auto but no
+// target".
+func TestNegativeTargetIsOneError(t *testing.T) {
+	_, err := ParseConfig([]byte(minimal), []string{"optimizer.noise_multiplier=auto", "privacy.target_epsilon=-1"})
+	if err == nil || !strings.Contains(err.Error(), "privacy.target_epsilon = -1") || strings.Contains(err.Error(), "is not set") {
+		t.Errorf("error %v, want only the negative target's", err)
+	}
+}

@@ -182,7 +182,7 @@ func (r *Algorithms) Validate(c *Config) error {
 			pos("optimizer.clip_norm", o.ClipNorm)
 		}
 		if o.NoiseMultiplier.Auto {
-			if p.TargetEpsilon <= 0 {
+			if p.TargetEpsilon == 0 {
 				bad("optimizer.noise_multiplier is auto but privacy.target_epsilon is not set: give a target ε to calibrate to")
 			}
 		} else {
