@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -153,5 +154,22 @@ func TestAccountPoissonWithRejection(t *testing.T) {
 	}
 	if r := decodeLines(t, out)[0]; !(r["epsilon"].(float64) > 0.27) || r["label"] != "paper" {
 		t.Errorf("ulr-simplified row %v, want ε above the exact 0.27, labelled paper", r)
+	}
+}
+
+// A refusal names flags that exist: dptrain account has no --last-iterate-only, so a
+// hidden-state accountant's refusal points to dptrain account compare's.
+func TestAccountRefusalNamesExistingFlags(t *testing.T) {
+	out, err := runAccountCmd(t, "--accountant", "sgld", "--sample-rate", "0.01", "--noise-multiplier", "1", "--steps", "100")
+	if err == nil {
+		t.Fatalf("sgld accepted: %s", out)
+	}
+	msg := out + err.Error()
+	if !strings.Contains(msg, "--last-iterate-only (with dptrain account compare)") || strings.Contains(msg, "Run.") {
+		t.Errorf("refusal %q: want it to name dptrain account compare's --last-iterate-only", msg)
+	}
+	out, err = runAccountCmd(t, "--accountant", "ulr", "--sample-rate", "0.01", "--noise-multiplier", "1", "--steps", "100", "--dataset-size", "1000")
+	if msg := out + fmt.Sprint(err); !strings.Contains(msg, "set --sampling to poisson-with-rejection with --min-batch-size") {
+		t.Errorf("ulr refusal %q: want the flags --sampling and --min-batch-size", msg)
 	}
 }
