@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 )
 
 // family says which law a Distribution is.
@@ -168,4 +169,51 @@ func GammaForMean(eta, mean float64) (float64, error) {
 		}
 	}
 	return (lo + hi) / 2, nil
+}
+
+// maxSample bounds the number of candidates Sample returns: a draw this large means a law
+// whose tail no search can run.
+const maxSample = 1 << 20
+
+// Sample draws K from the distribution with r by inversion: a uniform u, then the smallest k
+// whose cumulative probability reaches u, with the probabilities from the recurrence
+// P[k+1] = P[k]·(1−γ)(k+η)/(k+1) (truncated negative binomial; (1−γ)k/(k+1) for η = 0) or
+// P[k+1] = P[k]·μ/(k+1) (Poisson, from P[0] = e^−μ). The theorems assume K is drawn
+// independently of the data and kept secret: draw r from a cryptographically seeded source
+// (crypto/rand) for a private search. Poisson means above 500 are refused (e^−μ underflows);
+// so is a draw beyond 2^20 candidates.
+func (d Distribution) Sample(r *rand.Rand) (int, error) {
+	if err := d.Validate(); err != nil {
+		return 0, err
+	}
+	u := r.Float64()
+	var k int
+	var p float64
+	next := func() {}
+	switch d.family {
+	case poisson:
+		if d.mu > 500 {
+			return 0, fmt.Errorf("tuning: Poisson mean μ = %v: sampling supports μ ≤ 500 candidates", d.mu)
+		}
+		k, p = 0, math.Exp(-d.mu)
+		next = func() { p *= d.mu / float64(k+1) }
+	case truncatedNegativeBinomial:
+		k = 1
+		if d.eta == 0 {
+			p = (1 - d.gamma) / -math.Log(d.gamma)
+			next = func() { p *= (1 - d.gamma) * float64(k) / float64(k+1) }
+		} else {
+			// (1−γ)·η/(γ^−η − 1), with γ^−η − 1 = expm1(−η·log γ): both signs flip for η < 0.
+			p = (1 - d.gamma) * d.eta / math.Expm1(-d.eta*math.Log(d.gamma))
+			next = func() { p *= (1 - d.gamma) * (float64(k) + d.eta) / float64(k+1) }
+		}
+	}
+	for cum := p; cum <= u; cum += p {
+		next()
+		k++
+		if k > maxSample {
+			return 0, fmt.Errorf("tuning: %s drew more than %d candidates: choose a smaller mean number of candidates", d, maxSample)
+		}
+	}
+	return k, nil
 }

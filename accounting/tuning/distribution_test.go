@@ -2,6 +2,7 @@ package tuning
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -129,5 +130,52 @@ func TestValidateNamesTheParameter(t *testing.T) {
 		if _, merr := tc.dist.Mean(); merr == nil {
 			t.Errorf("%v: Mean accepted it", tc.dist)
 		}
+	}
+}
+
+// Sample's empirical mean and P[K = 1] match Mean and the pmf, within 5 standard errors.
+func TestSample(t *testing.T) {
+	for _, tc := range []struct {
+		d  Distribution
+		p1 float64 // P[K = 1]
+	}{
+		{Poisson(3), 3 * math.Exp(-3)},
+		{Poisson(0.5), 0.5 * math.Exp(-0.5)},
+		{Geometric(0.2), 0.2},
+		{Logarithmic(0.1), 0.9 / math.Log(10)},
+		{TruncatedNegativeBinomial(0.5, 0.1), 0.9 * 0.5 / (math.Pow(0.1, -0.5) - 1)},
+		{TruncatedNegativeBinomial(-0.5, 0.05), 0.95 * -0.5 / (math.Pow(0.05, 0.5) - 1)},
+	} {
+		r := rand.New(rand.NewPCG(1, 2))
+		const n = 40000
+		var sum, sq float64
+		ones := 0
+		for range n {
+			k, err := tc.d.Sample(r)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.d, err)
+			}
+			sum += float64(k)
+			sq += float64(k) * float64(k)
+			if k == 1 {
+				ones++
+			}
+		}
+		mean, _ := tc.d.Mean()
+		got := sum / n
+		se := math.Sqrt((sq/n - got*got) / n)
+		if math.Abs(got-mean) > 5*se {
+			t.Errorf("%s: empirical mean %.4f, E[K] = %.4f (standard error %.4f)", tc.d, got, mean, se)
+		}
+		p1 := float64(ones) / n
+		if se1 := math.Sqrt(tc.p1 * (1 - tc.p1) / n); math.Abs(p1-tc.p1) > 5*se1 {
+			t.Errorf("%s: empirical P[K = 1] = %.4f, want %.4f", tc.d, p1, tc.p1)
+		}
+	}
+	if _, err := (Distribution{}).Sample(rand.New(rand.NewPCG(1, 2))); err == nil {
+		t.Error("the zero Distribution was sampled")
+	}
+	if _, err := Poisson(600).Sample(rand.New(rand.NewPCG(1, 2))); err == nil || !strings.Contains(err.Error(), "500") {
+		t.Errorf("Poisson(600): %v", err)
 	}
 }

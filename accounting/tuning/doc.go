@@ -16,7 +16,7 @@
 // RDP and RDPFromCurve give the search's RDP curve, Epsilon its (ε, δ) guarantee with the
 // conversion the rdp accountant uses, Cost the ε that tuning adds over one candidate, and
 // CalibrateSampledGaussian the candidate's noise multiplier that makes the whole search meet a
-// target (ε, δ). Every value is an upper bound rounded against privacy: λ̂ is the best of a
+// target (ε, δ); Distribution.Sample draws K. Every value is an upper bound rounded against privacy: λ̂ is the best of a
 // grid (1 and the orders), never an interpolation; δ̂ is rounded up and ε̂ down.
 //
 // What the search must do for the theorems to hold, which this package cannot check:
