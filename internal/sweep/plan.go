@@ -77,14 +77,19 @@ func MakePlan(s *Suite, dir string, extra []string) (*Plan, error) {
 			return nil, err
 		}
 	}
-	if err := data.WriteFileAtomic(filepath.Join(abs, PlanFile), func(w io.Writer) error {
+	return p, p.Save()
+}
+
+// Save writes the plan's plan.json and cells.tsv (after marking a cell unavailable, for one).
+func (p *Plan) Save() error {
+	if err := data.WriteFileAtomic(filepath.Join(p.dir, PlanFile), func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(p)
 	}); err != nil {
-		return nil, err
+		return err
 	}
-	return p, data.WriteFileAtomic(filepath.Join(abs, CellsTable), p.writeTable)
+	return data.WriteFileAtomic(filepath.Join(p.dir, CellsTable), p.writeTable)
 }
 
 func (p *Plan) writeTable(w io.Writer) error {
