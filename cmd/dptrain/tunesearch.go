@@ -94,7 +94,7 @@ With seed in the space file the search is reproducible and NOT private.`,
 // printSearch prints the search's summary: the all-in ε first.
 func printSearch(cmd *cobra.Command, s *tune.Summary, out string) {
 	w := cmd.OutOrStdout()
-	fmt.Fprintf(w, "search: ε = %.4g [%s, %s] at δ = %g (target %g), all candidates and scores included\n", s.Epsilon, s.Accountant, s.Label, s.Delta, s.TargetEpsilon)
+	fmt.Fprintf(w, "search: ε = %.6g [%s, %s] at δ = %g (target %g), all candidates and scores included\n", s.Epsilon, s.Accountant, s.Label, s.Delta, s.TargetEpsilon)
 	fmt.Fprintf(w, "one candidate: ε = %.4g; K ~ %s, E[K] = %.4g; validation: %d examples, score noise σ_s = %.4g\n", s.CandidateEpsilon, s.Candidates, s.MeanCandidates, s.Validation.Examples, s.Validation.Noise)
 	if s.NotPrivate != "" {
 		fmt.Fprintf(w, "NOT PRIVATE: %s\n", s.NotPrivate)
