@@ -162,3 +162,28 @@ func TestSearchRefuses(t *testing.T) {
 		t.Errorf("a directory of another search: %v", err)
 	}
 }
+
+// A Poisson search that draws K = 0 runs nothing and releases nothing, with the same ε.
+func TestSearchReleasesNothingForNoCandidate(t *testing.T) {
+	dir := t.TempDir()
+	space, _ := os.ReadFile("testdata/space.yaml")
+	path := filepath.Join(dir, "space.yaml")
+	os.WriteFile(path, []byte(strings.Replace(string(space), "mean: 2.5", "mean: 0.05", 1)), 0o644)
+	sum, err := Run(context.Background(), Request{Config: "testdata/base.yaml", Space: path, Out: filepath.Join(dir, "out")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := readJSON[State](filepath.Join(dir, "out", PrivateDir, StateFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.K != 0 {
+		t.Fatalf("K = %d: pick a seed that draws none", st.K)
+	}
+	if sum.Released != nil || sum.Unreleased == "" || !(sum.Epsilon > 0 && sum.Epsilon <= 4) {
+		t.Errorf("summary %+v", sum)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out", ReleaseDir)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a release directory for no candidate: %v", err)
+	}
+}
