@@ -134,6 +134,14 @@ type direct struct {
 	errs     []error     // per block
 
 	work []directScratch // per worker
+
+	// dn runs the conv layers on oneDNN (engine dnnl, dnnl.go), one image per call; nil runs
+	// them as im2col and one GEMM per example.
+	dn *dnnlConvs
+	// patches[j] is set when the forward pass must write conv layer j's patch matrix: always
+	// without dn; with dn, only where a later stage of the pass reads it (ghost norms by the
+	// Gram identity, unclipped sums, PerSampleGradSum).
+	patches []bool
 }
 
 // directScratch is one worker's scratch space.
@@ -162,6 +170,10 @@ type directScratch struct {
 	wsAcc []float64
 	// One example's P and G in float64 for its conv norm, on a 64-byte boundary.
 	one64 []float64
+	// dn is this worker's oneDNN state (engine dnnl) and dnErr the error of creating it; err
+	// is the first error of its oneDNN calls in the current block.
+	dn         *dnnlWork
+	dnErr, err error
 }
 
 // directBlockFloats bounds the activation, gradient and patch buffers one block holds: a
@@ -443,6 +455,9 @@ func (dr *direct) scratch(w int) *directScratch {
 				s.mat[j], s.bias[j] = make([]float32, dr.block*l.d*l.k), make([]float32, dr.block*l.k)
 			}
 		}
+		if dr.dn != nil {
+			s.dn, s.dnErr = dr.dn.worker()
+		}
 	}
 	return s
 }
@@ -481,7 +496,8 @@ func (dr *direct) parallel(tasks int, f func(t, worker int)) {
 // refreshWeights copies the conv weights into patch row order, standardised (ws.go) where the
 // layer is: the forward and backward passes then run on Ŵ, and wp is the Ŵ that maps
 // gradients back (standardiseBack is the same map whatever the order of a column's rows).
-func (dr *direct) refreshWeights() {
+// With oneDNN, it also lays them out for its primitives.
+func (dr *direct) refreshWeights() error {
 	if dr.fma {
 		dr.denseOperands()
 	}
@@ -498,7 +514,13 @@ func (dr *direct) refreshWeights() {
 		for r, pr := range dr.perm[j] {
 			copy(wp[r*l.k:(r+1)*l.k], src[int(pr)*l.k:int(pr+1)*l.k])
 		}
+		if dr.dn != nil {
+			if err := dr.dn.refresh(j, wp); err != nil {
+				return err
+			}
+		}
 	}
+	return nil
 }
 
 // denseOperands lays out the dense layers' weights for denseFMA: W (d×k) with its columns
@@ -641,6 +663,19 @@ func (dr *direct) forward(lo, m int, s *directScratch) {
 			l := &dr.nw.plan.layers[o.p]
 			r, d := l.rows(), l.d
 			pt := dr.patch[o.p][lo*r*d : (lo+m)*r*d]
+			if dr.dn != nil {
+				// Zₖ by oneDNN, one image a call; the patches only where a later stage reads them.
+				for k := 0; k < m && s.err == nil; k++ {
+					s.err = dr.dn.forward(o.p, s.dn, dr.wp[o.p], x[k*is:(k+1)*is], y[k*os:(k+1)*os])
+					if dr.patches[o.p] {
+						o.conv.im2col(x[k*is:(k+1)*is], pt[k*r*d:(k+1)*r*d])
+					}
+				}
+				if l.b >= 0 {
+					addBias(y, params[l.b:l.b+l.k])
+				}
+				continue
+			}
 			for k := 0; k < m; k++ {
 				// Zₖ = PₖŴ, one call of a fixed shape per sample (see the type comment).
 				o.conv.im2col(x[k*is:(k+1)*is], pt[k*r*d:(k+1)*r*d])
@@ -799,6 +834,21 @@ func (dr *direct) backward(lo, m int, s *directScratch) {
 		case opConv:
 			l := &dr.nw.plan.layers[o.p]
 			r, d := l.rows(), l.d
+			if dr.dn != nil {
+				// ∂L/∂xₖ by oneDNN, one image a call, added through scratch where a later
+				// reader wrote the gradient already.
+				for k := 0; k < m && s.err == nil; k++ {
+					dxk := dx[k*is : (k+1)*is]
+					if o.acc {
+						dxk = s.accum[:is]
+					}
+					s.err = dr.dn.backwardData(o.p, s.dn, dr.wp[o.p], dy[k*os:(k+1)*os], dxk)
+					if o.acc {
+						addInto(dx[k*is:(k+1)*is], dxk, nil)
+					}
+				}
+				break
+			}
 			dp, gin := s.dp[:r*d], s.gin[:r*l.k]
 			if !o.acc {
 				clear(dx)
@@ -897,8 +947,9 @@ func (dr *direct) clipBlock(start, lo, m int, clip float64, needNorms bool, norm
 			}
 			a, g, l := dr.layerAG(i, lo, m)
 			if dr.keepSample(l) {
-				j := dr.ops[i].p
-				dr.materialise(sq, a, g, j, s)
+				if err := dr.materialise(sq, a, g, i, lo, s); err != nil {
+					return fmt.Errorf("layer %s: %w", l.name, err)
+				}
 				continue
 			}
 			if l.kind == kindConv {
@@ -1061,17 +1112,27 @@ func (dr *direct) dropSample(i int) {
 	}
 }
 
-// materialise writes each of the block's per-sample gradients of conv layer j's weights,
+// materialise writes each of the block's per-sample gradients of conv op oi's weights,
 // P_iᵀG_i (mapped back through the standardisation where the layer has one), to s.mat[j] and its
 // bias gradients G_iᵀ1 to s.bias[j], and adds their squared norms to sq, with the arithmetic of
-// SquaredNorms' materialising path.
-func (dr *direct) materialise(sq []float64, a, g []float32, j int, s *directScratch) {
+// SquaredNorms' materialising path; with oneDNN, P_iᵀG_i is its backward-weights primitive on
+// the example's input (the block's samples start at lo).
+func (dr *direct) materialise(sq []float64, a, g []float32, oi, lo int, s *directScratch) error {
+	o := &dr.ops[oi]
+	j := o.p
 	l := &dr.nw.plan.layers[j]
 	mat, bias := s.mat[j], s.bias[j]
 	r, d, k := l.rows(), l.d, l.k
 	for i := range sq {
 		w := mat[i*d*k : (i+1)*d*k]
-		gemm(blas.Trans, blas.NoTrans, r, d, a[i*r*d:], r, k, g[i*r*k:], 0, d, k, w)
+		if dr.dn != nil && !dr.patches[j] {
+			is := o.inSize()
+			if err := dr.dn.backwardWeights(j, s.dn, dr.in(oi)[(lo+i)*is:(lo+i+1)*is], g[i*r*k:(i+1)*r*k], w); err != nil {
+				return err
+			}
+		} else {
+			gemm(blas.Trans, blas.NoTrans, r, d, a[i*r*d:], r, k, g[i*r*k:], 0, d, k, w)
+		}
 		dr.standardiseBack(j, w, s)
 		sq[i] += sumSq(w)
 		if l.b >= 0 {
@@ -1080,6 +1141,7 @@ func (dr *direct) materialise(sq []float64, a, g []float32, j int, s *directScra
 			sq[i] += sumSq(cs)
 		}
 	}
+	return nil
 }
 
 // denseTask is one slice of a dense layer's clipped-gradient GEMM: weight rows [r0, r1) of
@@ -1118,14 +1180,23 @@ func (dr *direct) blocks(b Batch, start, m int, after func(k, lo, mb int, s *dir
 	}
 	dr.parallel(nb, func(k, w int) {
 		s := &dr.work[w]
+		if s.err = s.dnErr; s.err != nil {
+			dr.errs[k] = s.err
+			return
+		}
 		lo := k * dr.block
 		mb := min(dr.block, m-lo)
 		dr.load(b, start, lo, mb)
 		dr.forward(lo, mb, s)
 		dr.loss(b, start, lo, mb, after != nil, &dr.stats[k], pred)
-		if after != nil {
+		if after != nil && s.err == nil {
 			dr.backward(lo, mb, s)
-			dr.errs[k] = after(k, lo, mb, s)
+			if s.err == nil {
+				dr.errs[k] = after(k, lo, mb, s)
+			}
+		}
+		if s.err != nil {
+			dr.errs[k] = s.err
 		}
 	})
 	for k := range nb {
@@ -1223,11 +1294,28 @@ func (dr *direct) chunk(b Batch, start, m int, grad []float32, clip float64, nee
 	return nil
 }
 
+// setPatches decides which conv layers' patch matrices the forward pass writes for a pass that
+// computes gradients (grad) and per-example norms (needNorms): every one without oneDNN; with
+// it, only those that a norm by the Gram identity or an unclipped sum reads (materialise and
+// sampleGrad take oneDNN's backward-weights result instead).
+func (dr *direct) setPatches(grad, needNorms bool) {
+	if dr.patches == nil {
+		dr.patches = make([]bool, len(dr.nw.plan.layers))
+	}
+	for j := range dr.patches {
+		l := &dr.nw.plan.layers[j]
+		dr.patches[j] = dr.dn == nil || grad && !(needNorms && dr.keepSample(l))
+	}
+}
+
 // run processes b in chunks of at most the network's Chunk samples.
 func (dr *direct) run(b Batch, grad []float32, clip float64, needNorms bool, norms []float64, pred []int32) (Stats, error) {
 	var st Stats
 	dr.alloc(min(dr.nw.res.chunk, max(b.N, 1)))
-	dr.refreshWeights()
+	if err := dr.refreshWeights(); err != nil {
+		return Stats{}, err
+	}
+	dr.setPatches(grad != nil, needNorms)
 	if grad != nil {
 		dr.g64 = kernels.GrowF64(dr.g64, len(grad))
 		clear(dr.g64)
@@ -1257,7 +1345,10 @@ func (dr *direct) perSample(b Batch, f func(i int, g []float32), grad []float32)
 	var st Stats
 	np := len(dr.nw.params)
 	dr.alloc(min(dr.nw.res.chunk, max(b.N, 1)))
-	dr.refreshWeights()
+	if err := dr.refreshWeights(); err != nil {
+		return Stats{}, err
+	}
+	dr.setPatches(false, false) // sampleGrad reads the patches only without oneDNN
 	dr.g64 = kernels.GrowF64(dr.g64, np)
 	clear(dr.g64)
 	nbMax := len(dr.part)
@@ -1273,7 +1364,7 @@ func (dr *direct) perSample(b Batch, f func(i int, g []float32), grad []float32)
 			s.sample = kernels.Grow(s.sample, np)
 			sum := dr.psum[k]
 			clear(sum)
-			for i := lo; i < lo+mb; i++ {
+			for i := lo; i < lo+mb && s.err == nil; i++ {
 				g := s.sample[:np]
 				if sq := dr.sampleGrad(i, g, s); math.IsNaN(sq) || math.IsInf(sq, 0) {
 					dr.stats[k].NonFinite++ // clipped to zero
@@ -1286,7 +1377,7 @@ func (dr *direct) perSample(b Batch, f func(i int, g []float32), grad []float32)
 					sum[t] += float64(v)
 				}
 			}
-			return nil
+			return s.err
 		}, &st, nil)
 		if err != nil {
 			return Stats{}, err
@@ -1335,9 +1426,18 @@ func (dr *direct) sampleGrad(i int, g []float32, s *directScratch) float64 {
 			}
 			sq += sumSq(a) * sumSq(gz)
 		} else {
-			// P_iᵀG_i in patch row order, then back to parameter row order.
+			// P_iᵀG_i in patch row order (oneDNN's backward weights with engine dnnl, as
+			// materialise), then back to parameter row order.
 			s.wtmp = kernels.Grow(s.wtmp, l.d*l.k)
-			gemm(blas.Trans, blas.NoTrans, l.rows(), l.d, a, l.rows(), l.k, gz, 0, l.d, l.k, s.wtmp)
+			if dr.dn != nil {
+				is := dr.ops[oi].inSize()
+				if err := dr.dn.backwardWeights(dr.ops[oi].p, s.dn, dr.in(oi)[i*is:(i+1)*is], gz, s.wtmp[:l.d*l.k]); err != nil {
+					s.err = err
+					return math.Inf(1)
+				}
+			} else {
+				gemm(blas.Trans, blas.NoTrans, l.rows(), l.d, a, l.rows(), l.k, gz, 0, l.d, l.k, s.wtmp)
+			}
 			dr.standardiseBack(dr.ops[oi].p, s.wtmp[:l.d*l.k], s)
 			for r, pr := range dr.perm[dr.ops[oi].p] {
 				copy(g[l.w+int(pr)*l.k:l.w+int(pr+1)*l.k], s.wtmp[r*l.k:(r+1)*l.k])

@@ -14,7 +14,13 @@ import (
 // and on the gorgonia graph (engine graph).
 func enginePair(t *testing.T, spec Spec) (direct, graph *Network) {
 	t.Helper()
-	spec.Engine = "auto"
+	return enginePairOn(t, spec, "auto")
+}
+
+// enginePairOn is enginePair with the direct executor's engine named: auto or dnnl.
+func enginePairOn(t *testing.T, spec Spec, engine string) (direct, graph *Network) {
+	t.Helper()
+	spec.Engine = engine
 	d, err := New(spec, rand.New(rand.NewPCG(7, 8)))
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -66,7 +72,11 @@ var resnetStage1 = Spec{Kind: "cnn", Input: []int{3, 32, 32}, Classes: 10, Layer
 // type it runs: clipped and plain gradient sums, per-sample norms, loss, accuracy, clip counts
 // and predictions agree to float32 rounding, for batches within one block, across blocks, and
 // across chunks, at input scales 1 and 100. Networks it does not run must get no executor.
-func TestDirectMatchesGraph(t *testing.T) {
+func TestDirectMatchesGraph(t *testing.T) { testMatchesGraph(t, "auto") }
+
+// testMatchesGraph is TestDirectMatchesGraph on the direct executor as engine (auto or dnnl)
+// builds it.
+func testMatchesGraph(t *testing.T, engine string) {
 	specs := append([]struct {
 		name string
 		spec Spec
@@ -76,9 +86,12 @@ func TestDirectMatchesGraph(t *testing.T) {
 	}
 	unsupported := map[string]bool{"mlp-gelu": true, "conv-materialise-groupnorm": true}
 	for _, tc := range specs {
+		if engine != "auto" && unsupported[tc.name] {
+			continue // an engine named explicitly refuses it (TestEngineOption)
+		}
 		spec := tc.spec
 		spec.Chunk = 64
-		d, g := enginePair(t, spec)
+		d, g := enginePairOn(t, spec, engine)
 		if (d.dr == nil) != unsupported[tc.name] {
 			t.Fatalf("%s: direct executor built = %v, want %v", tc.name, d.dr != nil, !unsupported[tc.name])
 		}
@@ -343,7 +356,7 @@ func TestEngineOption(t *testing.T) {
 	if _, err := New(Spec{Kind: "mlp", Hidden: []int{8}, Activation: "gelu", Engine: "direct"}, rand.New(rand.NewPCG(1, 1))); err == nil || !strings.Contains(err.Error(), "engine auto or graph") {
 		t.Errorf("engine direct on a gelu network: got %v", err)
 	}
-	if _, err := New(Spec{Kind: "mlp", Engine: "fast"}, rand.New(rand.NewPCG(1, 1))); err == nil || !strings.Contains(err.Error(), "auto, direct or graph") {
+	if _, err := New(Spec{Kind: "mlp", Engine: "fast"}, rand.New(rand.NewPCG(1, 1))); err == nil || !strings.Contains(err.Error(), "auto, direct, dnnl or graph") {
 		t.Errorf("unknown engine: got %v", err)
 	}
 	for _, kind := range []string{"cnn-tramer-boneh", "resnet20-gn"} {

@@ -77,8 +77,13 @@ func newUninitialised(spec Spec) (*Network, error) {
 	}
 	if r.engine != "graph" {
 		nw.dr = newDirect(nw)
-		if nw.dr == nil && r.engine == "direct" {
-			return nil, fmt.Errorf("models: engine direct cannot run %s (it runs every layer but gelu, on square kernels and square global pooling): use engine auto or graph", r.name)
+		if nw.dr == nil && (r.engine == "direct" || r.engine == "dnnl") {
+			return nil, fmt.Errorf("models: engine %s cannot run %s (it runs every layer but gelu, on square kernels and square global pooling): use engine auto or graph", r.engine, r.name)
+		}
+		if r.engine == "dnnl" {
+			if nw.dr.dn, err = newDnnlConvs(nw.dr); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return nw, nil
@@ -112,9 +117,13 @@ func (nw *Network) initParams(rng *rand.Rand) {
 	}
 }
 
-// Engine is "direct" when training and evaluation passes run on the direct executor, "graph"
-// when they run on the gorgonia graph (see Spec.Engine).
+// Engine is "direct" when training and evaluation passes run on the direct executor, "dnnl"
+// when they run on it with the convolutions on oneDNN, "graph" when they run on the gorgonia
+// graph (see Spec.Engine).
 func (nw *Network) Engine() string {
+	if nw.dr != nil && nw.dr.dn != nil {
+		return "dnnl"
+	}
 	if nw.dr != nil {
 		return "direct"
 	}

@@ -54,6 +54,14 @@ func slotCases() []slotCase {
 	}
 }
 
+// withDNNL returns engines, and engine dnnl after them in a binary built with the dnnl tag.
+func withDNNL(engines ...string) []string {
+	if dnnlBuilt {
+		return append(engines, "dnnl")
+	}
+	return engines
+}
+
 // slotFillers returns n ordinary and crafted examples for a network with input shape in: uniform
 // [0, 1) images, and, every few slots, a constant image (max-pool ties everywhere), one of huge
 // pixels (saturated tanh, large norms), one of equal pixels in 2×2 cells (pool ties broken by
@@ -241,7 +249,7 @@ func slotTargets(t *testing.T, nw *Network, rng *rand.Rand, n int, real Batch) B
 // equal to the example processed alone. It runs every shipped architecture at its real input
 // size, where BLAS kernels pick their paths by shape and row offset (OpenBLAS computes a GEMM
 // row at different offsets along different micro-kernel paths, and a tolerance cannot see
-// that last bit, which a max-pool near-tie turns into a different gradient), on both engines.
+// that last bit, which a max-pool near-tie turns into a different gradient), on every engine (dnnl too where it is built in).
 // Each target example (real Fashion-MNIST images and their ScatterNet features where the
 // dataset is installed, random inputs, a constant and a NaN one) is run alone, then in batches
 // that put a prefix of crafted fillers before the targets, so that every target visits every
@@ -254,7 +262,7 @@ func TestEachExampleAloneBitForBit(t *testing.T) {
 	}
 	for _, tc := range slotCases() {
 		// direct/gemv: the direct executor's path for CPUs without AVX2 and FMA.
-		for _, engine := range []string{"direct", "direct/gemv", "graph"} {
+		for _, engine := range withDNNL("direct", "direct/gemv", "graph") {
 			spec := tc.spec
 			spec.Engine = strings.TrimSuffix(engine, "/gemv")
 			nw, err := New(spec, rand.New(rand.NewPCG(11, 12)))
@@ -338,7 +346,7 @@ func clippedContributions(t *testing.T, nw *Network, b Batch, clip float64) [][]
 // one rounding of each float32 sum (u·‖S‖, u = 2⁻²⁴).
 func TestSlotAmplification(t *testing.T) {
 	const clip = 1.0
-	for _, engine := range []string{"direct", "graph"} {
+	for _, engine := range withDNNL("direct", "graph") {
 		nw, err := New(Spec{Kind: "cnn-tramer-boneh", Engine: engine}, rand.New(rand.NewPCG(21, 22)))
 		if err != nil {
 			t.Fatal(err)

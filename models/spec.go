@@ -24,8 +24,9 @@ type Spec struct {
 	Chunk int `json:"chunk,omitempty" yaml:"chunk,omitempty"`
 	// Engine selects how training and evaluation passes run: "direct" (the direct executor,
 	// direct.go: NHWC layout, every core, no graph), "graph" (the gorgonia graph), or "" /
-	// "auto": direct unless the network has a gelu layer, graph then. Results agree to float32
-	// rounding.
+	// "auto": direct unless the network has a gelu layer, graph then; "dnnl": the direct
+	// executor with its convolutions on oneDNN (a binary built with the dnnl tag; dnnl.go).
+	// Results agree to float32 rounding.
 	Engine string `json:"engine,omitempty" yaml:"engine,omitempty"`
 	// WeightStandardization standardises the weights of every conv layer (conv2d layers and
 	// the convolutions inside resblocks) in the forward pass, per output channel over its
@@ -77,7 +78,7 @@ type resolved struct {
 	classes int
 	layers  []LayerSpec
 	chunk   int
-	engine  string // "direct", "graph" or "auto"
+	engine  string // "direct", "dnnl", "graph" or "auto"
 	ws      bool   // standardise conv weights (Spec.WeightStandardization)
 }
 
@@ -184,9 +185,9 @@ func (s Spec) resolve() (resolved, error) {
 	switch r.engine = s.Engine; r.engine {
 	case "":
 		r.engine = "auto"
-	case "auto", "direct", "graph":
+	case "auto", "direct", "graph", "dnnl":
 	default:
-		return resolved{}, fmt.Errorf("models: engine %q unknown: use auto, direct or graph", s.Engine)
+		return resolved{}, fmt.Errorf("models: engine %q unknown: use auto, direct, dnnl or graph", s.Engine)
 	}
 	switch s.Kind {
 	case "logreg":

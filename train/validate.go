@@ -109,9 +109,9 @@ func (r *Algorithms) Validate(c *Config) error {
 	}
 	errs = append(errs, r.validateAugment(c)...)
 	switch c.Model.Engine {
-	case "", "auto", "direct", "graph":
+	case "", "auto", "direct", "dnnl", "graph":
 	default:
-		bad("model: model.engine %q is not auto, direct or graph", c.Model.Engine)
+		bad("model: model.engine %q is not auto, direct, dnnl or graph", c.Model.Engine)
 	}
 	if c.Model.Preset == "" && c.Model.Kind == "" {
 		bad("model: set model.preset (e.g. cnn-tramer-boneh) or model.kind (logreg, mlp, cnn)")

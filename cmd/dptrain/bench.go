@@ -77,7 +77,7 @@ machine noise hits both alike, and report the median ms per step and their ratio
 		},
 	}
 	cmd.Flags().StringVar(&model, "model", "mlp", "mlp (784-512-10), cnn (cnn-tramer-boneh) or a preset")
-	cmd.Flags().StringVar(&engine, "engine", "auto", "auto, direct (own executor) or graph (gorgonia), as model.engine")
+	cmd.Flags().StringVar(&engine, "engine", "auto", "auto, direct (own executor), dnnl (direct with oneDNN convolutions; -tags dnnl) or graph (gorgonia), as model.engine")
 	cmd.Flags().IntVar(&batch, "batch", 256, "batch size")
 	cmd.Flags().IntVar(&steps, "steps", 20, "timed steps of each kind")
 	cmd.Flags().IntVar(&warmup, "warmup", 3, "untimed steps of each kind first")
