@@ -1,7 +1,7 @@
 # dptrain: the two commands a new user needs are `make demo` and `make test` (README.md).
 #
-# Both install what is missing first: on Debian as root, libopenblas-dev (fast BLAS) and
-# dataset-fashion-mnist (the real dataset that works offline), and for the tests only slurm-wlm
+# Both install what is missing first: on Debian as root, libopenblas-dev (fast BLAS),
+# libdnnl-dev (oneDNN, for model.engine dnnl) and dataset-fashion-mnist (the real dataset that works offline), and for the tests only slurm-wlm
 # and munge (the single-node Slurm cluster that the sweep test starts on 127.0.0.1) and
 # openmpi-bin and libopenmpi-dev (the 2-rank data-parallel tests on 127.0.0.1); Go modules
 # through the module proxy, and MNIST the same way (build fetches it). Without root, or without the packages, the build falls back to the pure-Go BLAS and
@@ -22,10 +22,12 @@ BLAS ?= $(shell printf 'int main(void){return 0;}' | cc -x c - -lopenblas -o /de
 # MPI (data-parallel training under mpirun or srun) is built in when Debian's libopenmpi-dev is
 # installed; `make MPI= ...` leaves it out.
 MPI ?= $(shell pkg-config --exists ompi 2>/dev/null && echo mpi)
-ifeq ($(BLAS),openblas)
-TAGS := -tags "openblas $(MPI)"
-else ifneq ($(MPI),)
-TAGS := -tags "$(MPI)"
+# oneDNN (model.engine dnnl: the direct executor's convolutions on oneDNN) is built in when
+# Debian's libdnnl-dev is installed; `make DNNL= ...` leaves it out.
+DNNL ?= $(shell printf '\043include <oneapi/dnnl/dnnl.h>\nint main(void){return 0;}' | cc -x c - -ldnnl -o /dev/null >/dev/null 2>&1 && echo dnnl)
+TAGLIST := $(strip $(filter openblas,$(BLAS)) $(MPI) $(DNNL))
+ifneq ($(TAGLIST),)
+TAGS := -tags "$(TAGLIST)"
 else
 TAGS :=
 endif
@@ -35,7 +37,7 @@ endif
 all: build
 
 # DEBS are the Debian packages deps installs; the tests add the Slurm cluster's.
-DEBS ?= libopenblas-dev dataset-fashion-mnist
+DEBS ?= libopenblas-dev libdnnl-dev dataset-fashion-mnist
 
 deps:
 	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \

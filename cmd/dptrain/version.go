@@ -16,7 +16,7 @@ var version = "dev"
 func newVersionCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print the version, the Go toolchain, the BLAS implementation in use and whether MPI is built in",
+		Short: "Print the version, the Go toolchain, the BLAS implementation in use, whether MPI is built in and which oneDNN (engine dnnl)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rev := ""
@@ -27,8 +27,12 @@ func newVersionCmd(a *app) *cobra.Command {
 					}
 				}
 			}
-			fmt.Fprintf(a.out, "dptrain %s%s (%s, %s/%s, blas=%s, kernel=%s, mpi=%v)\n", version, rev,
-				runtime.Version(), runtime.GOOS, runtime.GOARCH, models.BLAS(), models.BLASKernel(), mpi.Built)
+			dnnl := models.DNNL()
+			if dnnl == "" {
+				dnnl = "none"
+			}
+			fmt.Fprintf(a.out, "dptrain %s%s (%s, %s/%s, blas=%s, kernel=%s, mpi=%v, dnnl=%s)\n", version, rev,
+				runtime.Version(), runtime.GOOS, runtime.GOARCH, models.BLAS(), models.BLASKernel(), mpi.Built, dnnl)
 			return nil
 		},
 	}
