@@ -920,9 +920,14 @@ func (dr *direct) layerAG(i, lo, m int) (a, g []float32, l *pLayer) {
 //
 // A standardised conv layer is always kept: its norm is that of the mapped-back gradient, which
 // the Gram identity does not give, and the clipped sum must hold the very vectors whose norms
-// gave the clip factors (ws.go).
+// gave the clip factors (ws.go). With oneDNN every conv layer small enough is kept: its
+// backward-weights primitive materialises an example's gradient for less than the Gram
+// identity costs in float64 (ResNet-20's 8×8 stage).
 func (dr *direct) keepSample(l *pLayer) bool {
-	return l.kind == kindConv && (l.ws || !l.geometry().UseGram() && dr.block*l.d*l.k <= 1<<20)
+	if l.kind != kindConv {
+		return false
+	}
+	return l.ws || (dr.dn != nil || !l.geometry().UseGram()) && dr.block*l.d*l.k <= 1<<20
 }
 
 // clipBlock computes the block's per-sample gradient norms (into norms when set) and clip

@@ -72,7 +72,12 @@ var resnetStage1 = Spec{Kind: "cnn", Input: []int{3, 32, 32}, Classes: 10, Layer
 // type it runs: clipped and plain gradient sums, per-sample norms, loss, accuracy, clip counts
 // and predictions agree to float32 rounding, for batches within one block, across blocks, and
 // across chunks, at input scales 1 and 100. Networks it does not run must get no executor.
-func TestDirectMatchesGraph(t *testing.T) { testMatchesGraph(t, "auto") }
+func TestDirectMatchesGraph(t *testing.T) {
+	testMatchesGraph(t, "auto")
+	if dnnlBuilt {
+		testMatchesGraph(t, "direct") // auto runs conv networks on oneDNN then
+	}
+}
 
 // testMatchesGraph is TestDirectMatchesGraph on the direct executor as engine (auto or dnnl)
 // builds it.

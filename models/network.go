@@ -80,7 +80,9 @@ func newUninitialised(spec Spec) (*Network, error) {
 		if nw.dr == nil && (r.engine == "direct" || r.engine == "dnnl") {
 			return nil, fmt.Errorf("models: engine %s cannot run %s (it runs every layer but gelu, on square kernels and square global pooling): use engine auto or graph", r.engine, r.name)
 		}
-		if r.engine == "dnnl" {
+		// Engine auto runs the convolutions on oneDNN where it is built in: faster on every
+		// preset with conv layers (docs/benchmarks.md), and each example as alone.
+		if r.engine == "dnnl" || r.engine == "auto" && dnnlBuilt && nw.dr != nil && p.hasConv() {
 			if nw.dr.dn, err = newDnnlConvs(nw.dr); err != nil {
 				return nil, err
 			}

@@ -73,6 +73,16 @@ type plan struct {
 	nparam int
 }
 
+// hasConv reports whether the plan has a conv layer.
+func (p *plan) hasConv() bool {
+	for i := range p.layers {
+		if p.layers[i].kind == kindConv {
+			return true
+		}
+	}
+	return false
+}
+
 func prod(s []int) int {
 	p := 1
 	for _, d := range s {

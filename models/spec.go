@@ -24,9 +24,10 @@ type Spec struct {
 	Chunk int `json:"chunk,omitempty" yaml:"chunk,omitempty"`
 	// Engine selects how training and evaluation passes run: "direct" (the direct executor,
 	// direct.go: NHWC layout, every core, no graph), "graph" (the gorgonia graph), or "" /
-	// "auto": direct unless the network has a gelu layer, graph then; "dnnl": the direct
-	// executor with its convolutions on oneDNN (a binary built with the dnnl tag; dnnl.go).
-	// Results agree to float32 rounding.
+	// "auto": dnnl for a network with conv layers in a binary built with the dnnl tag, direct
+	// otherwise, graph for a network with a gelu layer; "dnnl": the direct executor with its
+	// convolutions on oneDNN (a binary built with the dnnl tag; dnnl.go). Results agree to
+	// float32 rounding.
 	Engine string `json:"engine,omitempty" yaml:"engine,omitempty"`
 	// WeightStandardization standardises the weights of every conv layer (conv2d layers and
 	// the convolutions inside resblocks) in the forward pass, per output channel over its
