@@ -106,10 +106,10 @@ class TorchStep:
             os.sched_setaffinity(0, set(range(os.cpu_count())))
 
 
-def dptrain_round(binary, model, batch, steps, cores):
+def dptrain_round(binary, model, batch, steps, cores, engine="auto"):
     env = dict(os.environ, GOMAXPROCS=str(cores))
     cmd = [binary, "bench", "throughput", "--model", model, "--batch", str(batch),
-           "--steps", str(steps), "--json", "--no-memory"]
+           "--steps", str(steps), "--json", "--no-memory", "--engine", engine]
     if shutil.which("taskset"):
         cmd = ["taskset", "-c", f"0-{cores - 1}"] + cmd
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
@@ -129,6 +129,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     ap.add_argument("--dptrain", default="bin/dptrain", help="the dptrain binary")
     ap.add_argument("--baseline", help="a second dptrain binary timed in the same rounds (its DP step and DP/baseline)")
+    ap.add_argument("--engine", default="auto",
+                    help="model.engine of --dptrain's steps: auto, direct, dnnl or graph (the baseline's is auto)")
     ap.add_argument("--model", action="append", help="cnn, mlp or resnet20-gn (repeatable; default: cnn and mlp)")
     ap.add_argument("--batch", type=int, action="append", help="batch size (repeatable; default 256)")
     ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds per model, batch and core count")
@@ -176,7 +178,7 @@ def main():
             times = {k: [] for k in steps}
             blas = ""
             for _ in range(rounds):
-                s, d, blas = dptrain_round(args.dptrain, model, batch, nsteps, cores)
+                s, d, blas = dptrain_round(args.dptrain, model, batch, nsteps, cores, args.engine)
                 plain.append(s)
                 dp.append(d)
                 if args.baseline:
@@ -191,8 +193,9 @@ def main():
     ver = f"torch {torch.__version__}" if torch else "torch absent"
     ver += f", Opacus {ov}" if ov else ", Opacus absent"
     print(f"medians of interleaved rounds (ms per step); {ver}")
+    print(f"dptrain: {args.dptrain}, engine {args.engine}")
     if args.baseline:
-        print(f"baseline: {args.baseline}")
+        print(f"baseline: {args.baseline}, engine auto")
     bh = f" {'baseline DP':>11} {'DP/baseline':>11}" if args.baseline else ""
     print(f"{'model':11} {'batch':>5} {'cores':>5} {'rounds×steps':>12} {'blas':16} {'dptrain DP':>10} {'dptrain plain':>13} "
           f"{'torch plain':>11} {'Opacus ghost':>12} {'Opacus hooks':>12} {'DP/torch':>8} {'best Opacus/DP':>14} {'load 1m':>13}{bh}")
