@@ -134,7 +134,7 @@ static dnnl_status_t dp_run(dnnl_primitive_t p, dnnl_stream_t st, int n, const d
 // dp_weights reorders hwio weights w into the forward and backward-data primitives' formats,
 // wf and wd (each of its primitive's wbytes; the same as w when no reorder is needed).
 static dnnl_status_t dp_weights(dp_conv *c, dp_exec *e, float *w, void *wf, void *wd) {
-	dnnl_status_t s;
+	dnnl_status_t s = dnnl_success;
 	dp_prim *ps[] = {&c->fwd, &c->bwd_data};
 	void *dst[] = {wf, wd};
 	dnnl_memory_t m[] = {e->wf, e->wd};
@@ -143,38 +143,52 @@ static dnnl_status_t dp_weights(dp_conv *c, dp_exec *e, float *w, void *wf, void
 		if (!ps[i]->reorder) continue;
 		dnnl_memory_set_data_handle(m[i], dst[i]);
 		dnnl_exec_arg_t a[] = {{DNNL_ARG_FROM, e->hwio}, {DNNL_ARG_TO, m[i]}};
-		if ((s = dp_run(ps[i]->reorder, e->st, 2, a)) != dnnl_success) return s;
+		if ((s = dp_run(ps[i]->reorder, e->st, 2, a)) != dnnl_success) break;
 	}
-	return dnnl_success;
+	dnnl_memory_set_data_handle(e->hwio, DNNL_MEMORY_NONE);
+	return s;
 }
 
 // dp_exec3 points memory objects m0, m1, m2 at p0, p1, p2 and runs prim on them as arguments
-// a0, a1, a2, with scratchpad sm.
+// a0, a1, a2, with scratchpad sm. The handles of m0 and m1 are cleared after the run: they may
+// be Go memory, which C must not keep (m2's is cleared by the caller, which may read it).
 static dnnl_status_t dp_exec3(dnnl_primitive_t prim, dp_exec *e, int a0, dnnl_memory_t m0, void *p0,
 		int a1, dnnl_memory_t m1, void *p1, int a2, dnnl_memory_t m2, void *p2, dnnl_memory_t sm) {
 	dnnl_memory_set_data_handle(m0, p0);
 	dnnl_memory_set_data_handle(m1, p1);
 	dnnl_memory_set_data_handle(m2, p2);
 	dnnl_exec_arg_t a[] = {{a0, m0}, {a1, m1}, {a2, m2}, {DNNL_ARG_SCRATCHPAD, sm}};
-	return dp_run(prim, e->st, 4, a);
+	dnnl_status_t s = dp_run(prim, e->st, 4, a);
+	dnnl_memory_set_data_handle(m0, DNNL_MEMORY_NONE);
+	dnnl_memory_set_data_handle(m1, DNNL_MEMORY_NONE);
+	return s;
 }
 
 static dnnl_status_t dp_fwd(dp_conv *c, dp_exec *e, float *x, void *w, float *y) {
-	return dp_exec3(c->fwd.prim, e, DNNL_ARG_SRC, e->src, x, DNNL_ARG_WEIGHTS, e->wf, w, DNNL_ARG_DST, e->dst, y, e->sf);
+	dnnl_status_t s = dp_exec3(c->fwd.prim, e, DNNL_ARG_SRC, e->src, x, DNNL_ARG_WEIGHTS, e->wf, w, DNNL_ARG_DST, e->dst, y, e->sf);
+	dnnl_memory_set_data_handle(e->dst, DNNL_MEMORY_NONE);
+	return s;
 }
 
 static dnnl_status_t dp_bwd_data(dp_conv *c, dp_exec *e, float *dy, void *w, float *dx) {
-	return dp_exec3(c->bwd_data.prim, e, DNNL_ARG_DIFF_DST, e->dst, dy, DNNL_ARG_WEIGHTS, e->wd, w, DNNL_ARG_DIFF_SRC, e->src, dx, e->sd);
+	dnnl_status_t s = dp_exec3(c->bwd_data.prim, e, DNNL_ARG_DIFF_DST, e->dst, dy, DNNL_ARG_WEIGHTS, e->wd, w, DNNL_ARG_DIFF_SRC, e->src, dx, e->sd);
+	dnnl_memory_set_data_handle(e->src, DNNL_MEMORY_NONE);
+	return s;
 }
 
 // dp_bwd_w writes the weight gradient of one image, in hwio, to dw.
 static dnnl_status_t dp_bwd_w(dp_conv *c, dp_exec *e, float *x, float *dy, float *dw) {
 	dnnl_status_t s = dp_exec3(c->bwd_w.prim, e, DNNL_ARG_SRC, e->src, x, DNNL_ARG_DIFF_DST, e->dst, dy,
 		DNNL_ARG_DIFF_WEIGHTS, e->dw, c->bwd_w.reorder ? e->dwbuf : (void *)dw, e->sw);
-	if (s != dnnl_success || !c->bwd_w.reorder) return s;
+	if (s != dnnl_success || !c->bwd_w.reorder) {
+		dnnl_memory_set_data_handle(e->dw, e->dwbuf);
+		return s;
+	}
 	dnnl_memory_set_data_handle(e->hwio, dw);
 	dnnl_exec_arg_t r[] = {{DNNL_ARG_FROM, e->dw}, {DNNL_ARG_TO, e->hwio}};
-	return dp_run(c->bwd_w.reorder, e->st, 2, r);
+	s = dp_run(c->bwd_w.reorder, e->st, 2, r);
+	dnnl_memory_set_data_handle(e->hwio, DNNL_MEMORY_NONE);
+	return s;
 }
 */
 import "C"
