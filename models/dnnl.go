@@ -124,6 +124,31 @@ static dnnl_status_t dp_exec_create(dp_exec *e, dp_conv *c) {
 	return dnnl_memory_set_data_handle(e->dw, e->dwbuf);
 }
 
+static void dp_prim_destroy(dp_prim *p) {
+	if (p->reorder) dnnl_primitive_destroy(p->reorder);
+	if (p->prim) dnnl_primitive_destroy(p->prim);
+	if (p->pd) dnnl_primitive_desc_destroy(p->pd);
+}
+
+// dp_conv_destroy frees c and its primitives.
+static void dp_conv_destroy(dp_conv *c) {
+	dp_prim_destroy(&c->fwd);
+	dp_prim_destroy(&c->bwd_data);
+	dp_prim_destroy(&c->bwd_w);
+	free(c);
+}
+
+// dp_exec_destroy frees e, its memory objects, stream and buffers.
+static void dp_exec_destroy(dp_exec *e) {
+	dnnl_memory_t ms[] = {e->src, e->dst, e->wf, e->wd, e->dw, e->hwio, e->sf, e->sd, e->sw};
+	for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
+		if (ms[i]) dnnl_memory_destroy(ms[i]);
+	if (e->st) dnnl_stream_destroy(e->st);
+	free(e->scratch);
+	free(e->dwbuf);
+	free(e);
+}
+
 static dnnl_status_t dp_run(dnnl_primitive_t p, dnnl_stream_t st, int n, const dnnl_exec_arg_t *args) {
 	omp_set_num_threads(1);
 	dnnl_status_t s = dnnl_primitive_execute(p, st, n, args);
@@ -195,6 +220,7 @@ import "C"
 
 import (
 	"fmt"
+	"runtime"
 	"unsafe"
 )
 
@@ -234,6 +260,7 @@ type dnnlConvs struct {
 	shapeI              map[*C.dp_conv]int // index of a shape in shapes
 	own                 *dnnlWork          // the memory objects refresh uses
 	maxIn, maxOut, maxW int                // the largest conv input, output and weight tensor
+	mem                 *dnnlMem           // the C memory to free
 }
 
 // dnnlWork is one worker's oneDNN state: memory objects per shape, and 64-byte-aligned copies
@@ -247,7 +274,10 @@ type dnnlWork struct {
 func newDnnlConvs(dr *direct) (*dnnlConvs, error) {
 	nl := len(dr.nw.plan.layers)
 	dn := &dnnlConvs{prims: make(map[dnnlShape]*C.dp_conv), layer: make([]*C.dp_conv, nl),
-		wf: make([]unsafe.Pointer, nl), wd: make([]unsafe.Pointer, nl), shapeI: make(map[*C.dp_conv]int)}
+		wf: make([]unsafe.Pointer, nl), wd: make([]unsafe.Pointer, nl), shapeI: make(map[*C.dp_conv]int),
+		mem: &dnnlMem{}}
+	// The C side is freed when dn is garbage: the cleanup holds dn.mem, which lists it, not dn.
+	runtime.AddCleanup(dn, (*dnnlMem).free, dn.mem)
 	for i := range dr.ops {
 		o := &dr.ops[i]
 		if o.kind != opConv || dn.layer[o.p] != nil {
@@ -258,22 +288,24 @@ func newDnnlConvs(dr *direct) (*dnnlConvs, error) {
 		c := dn.prims[key]
 		if c == nil {
 			c = (*C.dp_conv)(C.calloc(1, C.size_t(unsafe.Sizeof(C.dp_conv{}))))
+			dn.shapes, dn.mem.convs = append(dn.shapes, c), append(dn.mem.convs, c) // freed with dn, also when creation fails
 			if s := C.dp_conv_create(c, C.int(g.h), C.int(g.w), C.int(g.c), C.int(g.oh), C.int(g.ow), C.int(g.out),
 				C.int(g.k), C.int(g.s), C.int(g.pad)); s != C.dnnl_success {
 				return nil, dnnlError(fmt.Sprintf("convolution %dx%dx%d to %dx%dx%d (kernel %d, stride %d, padding %d)",
 					g.h, g.w, g.c, g.oh, g.ow, g.out, g.k, g.s, g.pad), s)
 			}
 			dn.prims[key] = c
-			dn.shapeI[c] = len(dn.shapes)
-			dn.shapes = append(dn.shapes, c)
+			dn.shapeI[c] = len(dn.shapes) - 1
 		}
 		dn.layer[o.p] = c
 		dn.maxIn, dn.maxOut, dn.maxW = max(dn.maxIn, o.inSize()), max(dn.maxOut, o.outSize()), max(dn.maxW, g.d()*g.out)
 		if c.fwd.reorder != nil {
 			dn.wf[o.p] = C.dp_alloc(c.fwd.wbytes)
+			dn.mem.bufs = append(dn.mem.bufs, dn.wf[o.p])
 		}
 		if c.bwd_data.reorder != nil {
 			dn.wd[o.p] = C.dp_alloc(c.bwd_data.wbytes)
+			dn.mem.bufs = append(dn.mem.bufs, dn.wd[o.p])
 		}
 	}
 	own, err := dn.worker()
@@ -282,6 +314,26 @@ func newDnnlConvs(dr *direct) (*dnnlConvs, error) {
 	}
 	dn.own = own
 	return dn, nil
+}
+
+// dnnlMem lists the C memory of a dnnlConvs or a dnnlWork, to free when it is garbage.
+type dnnlMem struct {
+	convs []*C.dp_conv
+	execs []*C.dp_exec
+	bufs  []unsafe.Pointer
+}
+
+// free releases everything m lists.
+func (m *dnnlMem) free() {
+	for _, e := range m.execs {
+		C.dp_exec_destroy(e)
+	}
+	for _, c := range m.convs {
+		C.dp_conv_destroy(c)
+	}
+	for _, b := range m.bufs {
+		C.free(b)
+	}
 }
 
 // impl names the implementations oneDNN chose, one line per shape.
@@ -297,8 +349,11 @@ func (dn *dnnlConvs) impl() []string {
 // worker returns a new worker's state.
 func (dn *dnnlConvs) worker() (*dnnlWork, error) {
 	w := &dnnlWork{in: alignedF32(dn.maxIn), out: alignedF32(dn.maxOut), dw: alignedF32(dn.maxW)}
+	mem := &dnnlMem{}
+	runtime.AddCleanup(w, (*dnnlMem).free, mem)
 	for _, c := range dn.shapes {
 		e := (*C.dp_exec)(C.calloc(1, C.size_t(unsafe.Sizeof(C.dp_exec{}))))
+		mem.execs = append(mem.execs, e)
 		if s := C.dp_exec_create(e, c); s != C.dnnl_success {
 			return nil, dnnlError("memory objects", s)
 		}

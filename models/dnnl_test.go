@@ -2,6 +2,7 @@ package models
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -53,5 +54,44 @@ func TestDNNLEngine(t *testing.T) {
 		if got := len(nw.dr.dn.impl()); got != tc.shapes {
 			t.Errorf("%s: %d primitive sets, want one per distinct shape, %d: %q", tc.kind, got, tc.shapes, nw.dr.dn.impl())
 		}
+	}
+}
+
+// TestDNNLFreedWithNetwork builds and drops networks on engine dnnl and collects them, so that
+// their primitives, memory objects and buffers are freed (runtime.AddCleanup), while a live
+// network of the same shapes keeps computing the same clipped sum.
+func TestDNNLFreedWithNetwork(t *testing.T) {
+	skipWithoutDNNL(t)
+	var spec Spec // resnet-mini: 3×3, strided and 1×1 convolutions
+	for _, tc := range directSpecs {
+		if tc.name == "resnet-mini" {
+			spec = tc.spec
+		}
+	}
+	spec.Engine = "dnnl"
+	sum := func(nw *Network, b Batch) []float32 {
+		g := make([]float32, len(nw.Params()))
+		if _, err := nw.ClippedGradSum(b, 1, g, nil); err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	keep, err := New(spec, rand.New(rand.NewPCG(3, 4)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := randomBatch(rand.New(rand.NewPCG(5, 6)), keep, 9)
+	want := sum(keep, b)
+	for range 20 {
+		nw, err := New(spec, rand.New(rand.NewPCG(3, 4)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum(nw, b)
+		runtime.GC()
+	}
+	runtime.GC()
+	if got := sum(keep, b); diffNorm(got, want) != 0 {
+		t.Errorf("clipped sum changed after other networks were freed: ‖Δ‖ = %g", diffNorm(got, want))
 	}
 }
