@@ -21,7 +21,7 @@ import (
 // and overwritten. Folders of image files are not cached: nothing cheap identifies their
 // contents.
 
-const imageCacheMagic = "dptrain-decoded-images-1\n"
+const imageCacheMagic = "dptrain-decoded-images-2\n"
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 

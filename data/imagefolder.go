@@ -27,8 +27,10 @@ import (
 // folder of JPEG or PNG files, and a class's label its index in a declared list of classes or,
 // without one, in the sorted class folders. Every image is decoded once into the layout the
 // CIFAR-10 reader uses: channel-major (CHW) rows of float32 values byte/255 in [0, 1], three
-// channels (red, green, blue) or one when every image is grayscale. Within a split, examples
-// are in label order, then in the order of their sorted file names.
+// channels (red, green, blue) or one when every image is grayscale. Within a split, the
+// classes take turns: the first file (in sorted name order) of every class in label order,
+// then the second of every class, and so on, so that a prefix of the split
+// (data.train_subset) holds every class.
 
 // ImageFolderName is the registry name of a user's own image-folder dataset.
 const ImageFolderName = "image-folder"
@@ -43,6 +45,7 @@ type imageFile struct {
 	split int    // index in imageSplits
 	class string // its class folder
 	rel   string // its path inside the folder, for sorting
+	rank  int    // its place among its class's files in the split, in name order
 	where string // its path for messages: a file, or ARCHIVE:MEMBER
 	data  []byte // its bytes when it came from an archive; nil for a file read at decode time
 	label int32
@@ -257,7 +260,8 @@ func listImageArchive(archive string) ([]imageFile, error) {
 	return files, nil
 }
 
-// labelImages gives every file its label and sorts files by split, label and name. It returns
+// labelImages gives every file its label and sorts files by split, then class by class in
+// turn (see the package comment on image folders). It returns
 // the class names in label order.
 func labelImages(root string, files []imageFile, declared []string) ([]string, error) {
 	if len(files) == 0 {
@@ -310,6 +314,24 @@ func labelImages(root string, files []imageFile, declared []string) ([]string, e
 			return int(a.label - b.label)
 		}
 		return strings.Compare(a.rel, b.rel)
+	})
+	// Interleave the classes: a file's rank among its class's sorted files first, then its
+	// label, so that every prefix of a split (data.train_subset) holds the classes in turn.
+	rank := make([]int, len(files))
+	for i := range files {
+		if i > 0 && files[i].split == files[i-1].split && files[i].label == files[i-1].label {
+			rank[i] = rank[i-1] + 1
+		}
+		files[i].rank = rank[i]
+	}
+	slices.SortStableFunc(files, func(a, b imageFile) int {
+		if a.split != b.split {
+			return a.split - b.split
+		}
+		if a.rank != b.rank {
+			return a.rank - b.rank
+		}
+		return int(a.label - b.label)
 	})
 	return names, nil
 }

@@ -92,8 +92,9 @@ func TestReadImageFolder(t *testing.T) {
 			train   []int32 // training labels in order
 			first   []byte  // the first training row's first values, ×255
 		}{
-			// Sorted classes cat, dog; cat's files in sorted order: 10.png before 2.png.
-			{"png sorted classes", twoClasses, nil, []int{3, 3, 4}, []int32{0, 0, 1}, []byte{20, 21, 22, 23, 20, 21}},
+			// Sorted classes cat, dog, taking turns; cat's files in sorted order: 10.png
+			// before 2.png.
+			{"png sorted classes", twoClasses, nil, []int{3, 3, 4}, []int32{0, 1, 0}, []byte{20, 21, 22, 23, 20, 21}},
 			{"png declared classes", twoClasses, []string{"dog", "cat"}, []int{3, 3, 4}, []int32{0, 1, 1}, []byte{10, 11, 12, 13, 10, 11}},
 			{"single top folder", func(t *testing.T) map[string][]byte {
 				out := map[string][]byte{}
@@ -101,7 +102,7 @@ func TestReadImageFolder(t *testing.T) {
 					out["photos/"+n] = b
 				}
 				return out
-			}, nil, []int{3, 3, 4}, []int32{0, 0, 1}, []byte{20, 21, 22, 23, 20, 21}},
+			}, nil, []int{3, 3, 4}, []int32{0, 1, 0}, []byte{20, 21, 22, 23, 20, 21}},
 			{"grayscale", func(t *testing.T) map[string][]byte {
 				return map[string][]byte{"train/a/x.png": pngImage(t, 2, 2, 7, true), "train/b/y.png": pngImage(t, 2, 2, 9, true)}
 			}, nil, []int{1, 2, 2}, []int32{0, 1}, []byte{7, 8, 8, 9}},
@@ -241,5 +242,23 @@ func TestImageFolderNeedsAPath(t *testing.T) {
 	_, err := (&Locator{}).Find(ImageFolderName)
 	if err == nil || !strings.Contains(err.Error(), "set data.path") {
 		t.Errorf("error %v, want one saying to set data.path", err)
+	}
+}
+
+// The classes take turns within a split, so that a prefix (data.train_subset) holds every
+// class, however the files are named.
+func TestImageFolderPrefixHoldsEveryClass(t *testing.T) {
+	files := map[string][]byte{}
+	for _, c := range []string{"a", "b", "c"} {
+		for i := range 3 {
+			files[fmt.Sprintf("train/%s/%04d.png", c, i)] = pngImage(t, 2, 2, byte(10*i), false)
+		}
+	}
+	d, err := ReadImageFolder(writeImageFolder(t, files, true), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int32{0, 1, 2, 0, 1, 2, 0, 1, 2}; !slices.Equal(d.Train.Y, want) {
+		t.Errorf("labels %v, want %v", d.Train.Y, want)
 	}
 }
