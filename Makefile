@@ -89,13 +89,16 @@ SLOT_TESTS := -run 'TestEachExampleAloneBitForBit|TestSlotAmplification|TestShar
 
 # Each package's tests have a timeout from its measured time, with a wide margin for a 2-core
 # machine with two CPU-bound jobs beside it (where cmd/dptrain took 457 s, 224 s quiet). Two
-# loaded runs here (load 4 to 10; the second with these three invocations): cmd/dptrain 325 and
-# 480 s, train 260 and 402 s; models 73 and 173 s, internal/sweep 17 and 58 s; every other
-# package under 24 s. HEAVY runs beside MEDIUM and then LIGHT, so that the wall time is the
-# heavy packages' as before.
+# loaded runs here (load 4 to 10): cmd/dptrain 325 and 480 s, train 260 and 402 s; models 73
+# and 173 s, internal/sweep 17 and 58 s; every other package under 24 s. cmd/dptrain's tests run
+# one after another, and its cluster tests (Slurm, MPI: CLUSTER) mostly wait for daemons, so
+# they run as a second test binary of the package, beside the rest (HEAVY), the medium and
+# then the light packages, and the per-example bit tests on the pure-Go BLAS: the wall time is
+# then about that of the longest package, train.
 MODULE         := github.com/dptrain/dptrain
 HEAVY          := $(MODULE)/cmd/dptrain $(MODULE)/train
 MEDIUM         := $(MODULE)/models $(MODULE)/internal/sweep
+CLUSTER        := ^Test(Slurm|MPI)
 HEAVY_TIMEOUT  ?= 25m
 MEDIUM_TIMEOUT ?= 12m
 LIGHT_TIMEOUT  ?= 3m
@@ -103,19 +106,27 @@ LIGHT_TIMEOUT  ?= 3m
 # go test's output goes through internal/cmd/testsummary: go test's own lines, then every
 # skipped test with its reason (no ../shared, no MPI, not root...) and a closing count. The
 # invocations write to one pipe (test2json's lines are short enough to stay whole) and the
-# recipe fails when any of them does.
+# recipe fails when any of them does. The pure-Go bit tests write to a file, summarised after.
 test-only:
 	$(GO) vet $(TAGS) ./...
-	set -o pipefail; { \
-		$(GO) test $(TAGS) -count=1 -timeout $(HEAVY_TIMEOUT) -json $(HEAVY) & heavy=$$!; \
+	@set -o pipefail; slot=$$(mktemp); slotpid=; \
+	if [ "$(BLAS)" = openblas ]; then \
+		$(GO) test -count=1 -timeout 10m -json $(SLOT_TESTS) > $$slot 2>&1 & slotpid=$$!; \
+	fi; \
+	{ \
+		$(GO) test $(TAGS) -count=1 -timeout $(HEAVY_TIMEOUT) -json -skip '$(CLUSTER)' $(HEAVY) & heavy=$$!; \
+		$(GO) test $(TAGS) -count=1 -timeout $(HEAVY_TIMEOUT) -json -run '$(CLUSTER)' $(MODULE)/cmd/dptrain & cluster=$$!; \
 		$(GO) test $(TAGS) -count=1 -timeout $(MEDIUM_TIMEOUT) -json $(MEDIUM); medium=$$?; \
 		$(GO) test $(TAGS) -count=1 -timeout $(LIGHT_TIMEOUT) -json $(filter-out $(HEAVY) $(MEDIUM),$(shell $(GO) list ./...)); light=$$?; \
-		wait $$heavy && [ $$medium = 0 ] && [ $$light = 0 ]; \
-	} | $(GO) run ./internal/cmd/testsummary
-	@if [ "$(BLAS)" = openblas ]; then \
+		wait $$heavy; heavy=$$?; wait $$cluster; cluster=$$?; \
+		[ $$heavy = 0 ] && [ $$cluster = 0 ] && [ $$medium = 0 ] && [ $$light = 0 ]; \
+	} | $(GO) run ./internal/cmd/testsummary; status=$$?; \
+	if [ -n "$$slotpid" ]; then \
+		wait $$slotpid; s=$$?; \
 		echo "test: the per-example bit tests on the pure-Go BLAS"; \
-		set -o pipefail; $(GO) test -count=1 -timeout 10m -json $(SLOT_TESTS) | $(GO) run ./internal/cmd/testsummary; \
-	fi
+		$(GO) run ./internal/cmd/testsummary < $$slot && [ $$s = 0 ] || status=1; \
+	fi; \
+	rm -f $$slot; exit $$status
 
 # The demo trains configs/quickstart.yaml on Fashion-MNIST; without the dataset (no root to
 # install it, no copy in $$DPTRAIN_DATA) it says how to get it and trains on the synthetic
