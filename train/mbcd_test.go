@@ -119,7 +119,7 @@ func TestDPMBCDImplicitPaperOnly(t *testing.T) {
 	}
 }
 
-// DP-SGD with shuffle-once batches on the same MLP (issue 13): the mbcd accountants refuse it
+// DP-SGD with shuffle-once batches on the same MLP: the mbcd accountants refuse it
 // (a joint step on a network's weights is not convex: no L_F ≤ 1), and so do the composition
 // accountants (no amplification analysis of shuffle-once batches), before training.
 func TestDPSGDShuffledOnceNotCovered(t *testing.T) {

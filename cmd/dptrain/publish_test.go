@@ -11,8 +11,7 @@ import (
 
 // A private run's report says which of its files may be published and which are the
 // operator's only, and the run directory is laid out that way: the public artefacts at the
-// top, the operator's files in private/ with a README saying they must not be published
-// (issue 10, item 4).
+// top, the operator's files in private/ with a README saying they must not be published.
 func TestTrainSaysWhatIsPublishable(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "c.yaml")
