@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/dptrain/dptrain/accounting/modes"
 	"github.com/dptrain/dptrain/ledger"
@@ -44,21 +43,9 @@ func fixStoreError(err error) error {
 // whose theorems cover the last iterate of one trajectory, no longer apply.
 func (s *Session) continueFrom(start int) error {
 	s.void = nil
-	other := s.store.Executed() - start
-	if other <= 0 || !s.plan.run.LastIterateOnly {
-		return nil
-	}
-	every, last := modes.ByRelease(s.live.Names(), s.plan.run)
-	count := "add a composition accountant (rdp, pld), which counts every step of every trajectory"
-	if len(every) > 0 {
-		count = "the composition accountants (" + strings.Join(every, ", ") + ") count every step of every trajectory"
-	}
-	for _, name := range last {
-		if s.void == nil {
-			s.void = map[string]string{}
-		}
-		s.void[name] = fmt.Sprintf("ledger store %s holds %d steps of trajectories this session does not continue: the release is no longer the last iterate of one trajectory, which this hidden-state bound assumes; %s",
-			s.store.Path(), other, count)
+	if other := s.store.Executed() - start; other > 0 {
+		s.void = modes.VoidHiddenState(s.live.Names(), s.plan.run,
+			fmt.Sprintf("ledger store %s holds %d steps of trajectories this session does not continue", s.store.Path(), other))
 	}
 	if why, ok := s.void[s.plan.stop]; ok {
 		return &ConfigError{Key: s.plan.names.k("Privacy.StopAccountant"), Value: s.plan.stop, Accountant: s.plan.stop, Label: s.plan.labels[s.plan.stop],

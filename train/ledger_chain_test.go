@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/accounting/modes"
 
 	"github.com/dptrain/dptrain/ledger"
@@ -40,8 +41,12 @@ func chainedRun(t *testing.T) (dir string, epsOf func(n int) float64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	record := ck.Header.Ledger[0]
-	return dir, func(n int) float64 {
+	return dir, rdpOfSteps(t, tr, ck.Header.Ledger[0])
+}
+
+// rdpOfSteps returns the rdp ε (δ = 1e-5) of n steps of record, under tr's run declaration.
+func rdpOfSteps(t *testing.T, tr *Trainer, record accounting.Step) func(n int) float64 {
+	return func(n int) float64 {
 		a, err := modes.New("rdp", tr.declaredRun(tr.opt))
 		if err != nil {
 			t.Fatal(err)

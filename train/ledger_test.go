@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/dptrain/dptrain/accounting/modes"
 )
 
 // A resume from an older checkpoint adds to the privacy ledger, never rewinds it: after 40
@@ -33,23 +31,7 @@ func TestResumeFromOlderCheckpointNeverRewindsLedger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	record := ck.Header.Ledger[0]
-	epsOf := func(steps int) float64 {
-		a, err := modes.New("rdp", tr.declaredRun(tr.opt))
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := record
-		r.Count = steps
-		if err := a.Compose(r); err != nil {
-			t.Fatal(err)
-		}
-		g, err := a.Epsilon(1e-5)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return g.Epsilon
-	}
+	epsOf := rdpOfSteps(t, tr, ck.Header.Ledger[0])
 	if got, want := first.Epsilon[0].Epsilon, epsOf(40); math.Abs(got-want) > 1e-12*want {
 		t.Fatalf("first run: ε = %v, want ε of 40 steps %v", got, want)
 	}

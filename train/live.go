@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/accounting/modes"
@@ -32,20 +31,8 @@ type live struct {
 // The composition accountants cover every iterate of every branch, so their ε, over the whole
 // ledger, still holds.
 func (l *live) voidHiddenState(run accounting.Run, abandoned int) {
-	if !run.LastIterateOnly {
-		return
-	}
-	every, last := modes.ByRelease(l.Names(), run)
-	count := "add a composition accountant (rdp, pld) to count every step of every branch"
-	if len(every) > 0 {
-		count = "the composition accountants of this run (" + strings.Join(every, ", ") + ") count every step of every branch"
-	}
-	for _, name := range last {
-		if l.void == nil {
-			l.void = map[string]string{}
-		}
-		l.void[name] = fmt.Sprintf("%d steps of this run were executed on a branch it abandoned (a resume from an older checkpoint): the release is no longer the last iterate of one trajectory, which this hidden-state bound assumes; %s", abandoned, count)
-	}
+	l.void = modes.VoidHiddenState(l.Names(), run,
+		fmt.Sprintf("%d steps of this run were executed on a branch it abandoned (a resume from an older checkpoint)", abandoned))
 }
 
 // snapshot returns ε at δ for every accountant, in the configured order.

@@ -72,3 +72,27 @@ func ByRelease(names []string, run accounting.Run) (every, last []string) {
 	}
 	return every, last
 }
+
+// VoidHiddenState returns, for each of names whose bound covers the last iterate of one
+// trajectory only (ByRelease), why it no longer applies to run once the data have also served
+// other trajectories (why says which steps those were): the release is then not the last
+// iterate of one trajectory. The composition accountants, which count every iterate, still
+// hold. It returns nil when run releases every iterate, or when names has no such accountant.
+func VoidHiddenState(names []string, run accounting.Run, why string) map[string]string {
+	if !run.LastIterateOnly {
+		return nil
+	}
+	every, last := ByRelease(names, run)
+	count := "add a composition accountant (rdp, pld) to count every step of every branch"
+	if len(every) > 0 {
+		count = "the composition accountants of this run (" + strings.Join(every, ", ") + ") count every step of every branch"
+	}
+	var void map[string]string
+	for _, name := range last {
+		if void == nil {
+			void = map[string]string{}
+		}
+		void[name] = why + ": the release is no longer the last iterate of one trajectory, which this hidden-state bound assumes; " + count
+	}
+	return void
+}
