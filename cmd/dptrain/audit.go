@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	bound "github.com/dptrain/dptrain/accounting/audit"
-	"github.com/dptrain/dptrain/internal/auditreport"
+	"github.com/dptrain/dptrain/cmd/dptrain/internal/auditreport"
 	"github.com/dptrain/dptrain/internal/plot"
 	"github.com/dptrain/dptrain/train/audit"
 )
