@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/dptrain/dptrain/internal/bench"
+	"github.com/dptrain/dptrain/cmd/dptrain/internal/bench"
 )
 
 func init() { subcommands = append(subcommands, newBenchCmd) }

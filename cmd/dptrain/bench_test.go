@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dptrain/dptrain/internal/bench"
+	"github.com/dptrain/dptrain/cmd/dptrain/internal/bench"
 )
 
 func TestBenchThroughput(t *testing.T) {
