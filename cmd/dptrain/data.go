@@ -8,8 +8,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/dptrain/dptrain/cmd/dptrain/internal/datasets"
 	"github.com/dptrain/dptrain/data"
-	"github.com/dptrain/dptrain/internal/datasets"
 	"github.com/spf13/cobra"
 )
 
