@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dptrain/dptrain/cmd/dptrain/internal/nmfrun"
 	"github.com/dptrain/dptrain/data"
-	"github.com/dptrain/dptrain/internal/nmfrun"
 )
 
 func init() { subcommands = append(subcommands, newNMFCmd) }
