@@ -10,7 +10,7 @@ import (
 
 	bound "github.com/dptrain/dptrain/accounting/audit"
 	"github.com/dptrain/dptrain/cmd/dptrain/internal/auditreport"
-	"github.com/dptrain/dptrain/internal/plot"
+	"github.com/dptrain/dptrain/cmd/dptrain/internal/plot"
 	"github.com/dptrain/dptrain/train/audit"
 )
 

@@ -5,7 +5,7 @@ import (
 
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/accounting/compare"
-	"github.com/dptrain/dptrain/internal/plot"
+	"github.com/dptrain/dptrain/cmd/dptrain/internal/plot"
 	"github.com/dptrain/dptrain/train"
 	"github.com/spf13/cobra"
 )
