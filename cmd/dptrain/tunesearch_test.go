@@ -22,7 +22,7 @@ validation: {fraction: 0.1, noise: 10}
 parameters:
   - {key: optimizer.learning_rate, range: {lo: 0.05, hi: 1, log: true}}
 `), 0o644)
-	args := []string{"tune", "--config", "../../internal/tune/testdata/base.yaml", "--space", space, "--out", filepath.Join(dir, "search"), "--workers", "2"}
+	args := []string{"tune", "--config", "internal/tune/testdata/base.yaml", "--space", space, "--out", filepath.Join(dir, "search"), "--workers", "2"}
 	out, _, err := runDptrain(t, args...)
 	if err != nil {
 		t.Fatal(err)
