@@ -90,14 +90,14 @@ SLOT_TESTS := -run 'TestEachExampleAloneBitForBit|TestSlotAmplification|TestShar
 # Each package's tests have a timeout from its measured time, with a wide margin for a 2-core
 # machine with two CPU-bound jobs beside it (where cmd/dptrain took 457 s, 224 s quiet). Two
 # loaded runs here (load 4 to 10): cmd/dptrain 325 and 480 s, train 260 and 402 s; models 73
-# and 173 s, internal/sweep 17 and 58 s; every other package under 24 s. cmd/dptrain's tests run
-# one after another, and its cluster tests (Slurm, MPI: CLUSTER) mostly wait for daemons, so
-# they run as a second test binary of the package, beside the rest (HEAVY), the medium and
-# then the light packages, and the per-example bit tests on the pure-Go BLAS: the wall time is
-# then about that of the longest package, train.
+# and 173 s, cmd/dptrain/internal/sweep 17 and 58 s; every other package under 24 s.
+# cmd/dptrain's tests run one after another, and its cluster tests (Slurm, MPI: CLUSTER) mostly
+# wait for daemons, so they run as a second test binary of the package, beside the rest (HEAVY),
+# the medium and then the light packages, and the per-example bit tests on the pure-Go BLAS: the
+# wall time is then about that of the longest package, train.
 MODULE         := github.com/dptrain/dptrain
 HEAVY          := $(MODULE)/cmd/dptrain $(MODULE)/train
-MEDIUM         := $(MODULE)/models $(MODULE)/internal/sweep
+MEDIUM         := $(MODULE)/models $(MODULE)/cmd/dptrain/internal/sweep
 CLUSTER        := ^Test(Slurm|MPI)
 HEAVY_TIMEOUT  ?= 25m
 MEDIUM_TIMEOUT ?= 12m

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dptrain/dptrain/cmd/dptrain/internal/sweep"
 	"github.com/dptrain/dptrain/data"
-	"github.com/dptrain/dptrain/internal/sweep"
 	"github.com/dptrain/dptrain/train"
 )
 

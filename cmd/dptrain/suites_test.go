@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/dptrain/dptrain/cmd/dptrain/internal/sweep"
 	"github.com/dptrain/dptrain/data"
-	"github.com/dptrain/dptrain/internal/sweep"
 )
 
 // requireFashionMNIST skips what needs the real Fashion-MNIST under -short or where Debian's

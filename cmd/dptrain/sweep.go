@@ -8,9 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dptrain/dptrain/cmd/dptrain/internal/sweep"
 	"github.com/dptrain/dptrain/cmd/dptrain/internal/sweepline"
 	"github.com/dptrain/dptrain/internal/mpi"
-	"github.com/dptrain/dptrain/internal/sweep"
 	"github.com/dptrain/dptrain/train"
 )
 

@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dptrain/dptrain/cmd/dptrain/internal/sweep"
 	"github.com/dptrain/dptrain/cmd/dptrain/internal/sweepline"
 	"github.com/dptrain/dptrain/cmd/dptrain/internal/tune"
-	"github.com/dptrain/dptrain/internal/sweep"
 )
 
 func init() { subcommands = append(subcommands, newTuneCmd) }

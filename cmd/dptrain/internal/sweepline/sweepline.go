@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/dptrain/dptrain/accounting"
-	"github.com/dptrain/dptrain/internal/sweep"
+	"github.com/dptrain/dptrain/cmd/dptrain/internal/sweep"
 	"github.com/dptrain/dptrain/train"
 )
 

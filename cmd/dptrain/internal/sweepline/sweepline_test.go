@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dptrain/dptrain/internal/sweep"
+	"github.com/dptrain/dptrain/cmd/dptrain/internal/sweep"
 	"github.com/dptrain/dptrain/train"
 )
 

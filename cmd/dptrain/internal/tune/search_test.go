@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dptrain/dptrain/internal/sweep"
+	"github.com/dptrain/dptrain/cmd/dptrain/internal/sweep"
 	"github.com/dptrain/dptrain/train"
 )
 

@@ -81,7 +81,7 @@ func TestPlanRejectsABadOverride(t *testing.T) {
 
 // Every shipped suite must plan: its configs parse and validate with every cell's overrides.
 func TestShippedSuitesPlan(t *testing.T) {
-	files, err := filepath.Glob("../../benchmarks/suites/*.yaml")
+	files, err := filepath.Glob("../../../../benchmarks/suites/*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no suites found: %v", err)
 	}
