@@ -110,12 +110,13 @@ func logAFrac(q, sigma, alpha float64) float64 {
 	return math.Inf(1)
 }
 
-// logAdd is log(e^a + e^b).
+// logAdd is log(e^a + e^b); +Inf when either is +Inf (the general formula would give
+// Inf − Inf = NaN for two).
 func logAdd(a, b float64) float64 {
 	if a < b {
 		a, b = b, a
 	}
-	if math.IsInf(b, -1) {
+	if math.IsInf(b, -1) || math.IsInf(a, 1) {
 		return a
 	}
 	return a + math.Log1p(math.Exp(b-a))

@@ -79,3 +79,16 @@ func TestWithoutReplacementAccountant(t *testing.T) {
 		t.Error("add/remove accepted for sampling without replacement")
 	}
 }
+
+// A noise multiplier so small that ε(j) = j/(2σ²) overflows makes the bound +Inf (the order is
+// unusable), never NaN: log-space sums of two infinite terms must stay infinite.
+func TestWithoutReplacementTinyNoise(t *testing.T) {
+	for _, tc := range []struct{ q, sigma, alpha float64 }{
+		{0.01, 1.1111111111111111e-301, 65}, {0.5, 1e-160, 3}, {0.01, 1e-200, 2.5},
+	} {
+		got, err := SampledWithoutReplacementGaussian(tc.q, tc.sigma, tc.alpha)
+		if err != nil || !math.IsInf(got, 1) {
+			t.Errorf("q=%v σ=%v α=%v: %v, %v; want +Inf", tc.q, tc.sigma, tc.alpha, got, err)
+		}
+	}
+}
