@@ -44,25 +44,29 @@ func (a *Accountant) Compose(s accounting.Step) error {
 		return fmt.Errorf("gdp: mechanism %q is not the Gaussian mechanism", s.Mechanism)
 	}
 	sigma, T := s.NoiseMultiplier, float64(s.Steps())
+	// The new μ² and label are committed only once the step is accepted: a refused step
+	// leaves the accountant unchanged.
+	mu2, subsampled := a.mu2, a.subsampled
 	switch s.Sampling {
 	case accounting.FullBatch:
 		if s.Neighbouring == accounting.ReplaceOne {
 			sigma /= 2
 		}
-		a.mu2 += T / (sigma * sigma)
+		mu2 += T / (sigma * sigma)
 	case accounting.Poisson:
 		if s.Neighbouring == accounting.ReplaceOne {
 			return errors.New("gdp: Poisson sampling is analysed for add/remove neighbours")
 		}
 		q := s.SampleRate
-		a.mu2 += T * q * q * math.Expm1(1/(sigma*sigma))
-		a.subsampled = a.subsampled || q < 1
+		mu2 += T * q * q * math.Expm1(1/(sigma*sigma))
+		subsampled = subsampled || q < 1
 	default:
 		return fmt.Errorf("gdp: %s sampling is not covered by the CLT of Dong, Roth & Su (Poisson sampling)", s.Sampling)
 	}
-	if math.IsInf(a.mu2, 0) || math.IsNaN(a.mu2) {
+	if math.IsInf(mu2, 0) || math.IsNaN(mu2) {
 		return fmt.Errorf("gdp: μ overflowed (σ = %v is too small for this accountant)", s.NoiseMultiplier)
 	}
+	a.mu2, a.subsampled = mu2, subsampled
 	a.steps += s.Steps()
 	return nil
 }

@@ -52,6 +52,43 @@ func TestRefuses(t *testing.T) {
 	}
 }
 
+// A step whose μ overflows is refused and leaves the accountant as it was (the Accountant
+// contract). Before, the overflowed μ² (NaN where q² underflows to 0 against e^{1/σ²} = +Inf)
+// stayed in the accountant, which then answered ε = 0 with no error.
+func TestRefusedStepLeavesAccountantUnchanged(t *testing.T) {
+	full := accounting.Step{Mechanism: accounting.Gaussian, Sampling: accounting.FullBatch, NoiseMultiplier: 3, SampleRate: 1, Count: 10}
+	for _, c := range []struct {
+		name         string
+		sigma, q     float64
+		wantOverflow string
+	}{
+		{"q² underflows, e^{1/σ²} overflows", 1e-300, 1e-300, "NaN"},
+		{"tiny σ, tiny q", 0.01, 1e-200, "NaN"},
+		{"e^{1/σ²} overflows", 0.01, 0.01, "+Inf"},
+	} {
+		a, _ := New(accounting.Run{})
+		if err := a.Compose(full); err != nil {
+			t.Fatal(err)
+		}
+		before, err := a.Epsilon(1e-5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu := a.Mu()
+		bad := accounting.Step{Mechanism: accounting.Gaussian, Sampling: accounting.Poisson, Neighbouring: accounting.AddRemove,
+			NoiseMultiplier: c.sigma, SampleRate: c.q, Count: 1}
+		if err := a.Compose(bad); err == nil {
+			t.Errorf("%s: step accepted, μ = %v", c.name, a.Mu())
+			continue
+		}
+		after, err := a.Epsilon(1e-5)
+		if err != nil || after != before || a.Mu() != mu || a.Label() != accounting.Certified {
+			t.Errorf("%s (μ² %s): after the refusal μ = %v, ε = %v (%s), %v; want μ = %v, ε = %v (certified)",
+				c.name, c.wantOverflow, a.Mu(), after.Epsilon, after.Label, err, mu, before.Epsilon)
+		}
+	}
+}
+
 // TestLargeEpsilonInLogSpace: a full-batch run with little noise has ε far above 709, where e^ε
 // overflows; the old linear-space δ(ε) saturated ε at 709.44 for every such μ.
 func TestLargeEpsilonInLogSpace(t *testing.T) {
