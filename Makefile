@@ -162,12 +162,14 @@ bench: build
 		bin/dptrain-gonum bench throughput --model cnn --batch 256; \
 	fi
 
-# Fuzz every parser for FUZZTIME each (Go's native fuzzing; one target at a time, as go test
-# requires). A crasher is saved under the package's testdata/fuzz and then runs with the
-# ordinary tests as a regression case: commit it with the fix.
+# Fuzz every parser and the accountants' inputs for FUZZTIME each (Go's native fuzzing; one
+# target at a time, as go test requires). A crasher is saved under the package's testdata/fuzz
+# and then runs with the ordinary tests as a regression case: commit it with the fix.
 FUZZTIME ?= 60s
 FUZZ_TARGETS := ./data:FuzzDecodeIDX ./data:FuzzDecodeCIFAR ./data:FuzzCIFARArchive \
-	./train:FuzzParseConfig ./train:FuzzDecodeCheckpoint ./models:FuzzReadParams
+	./train:FuzzParseConfig ./train:FuzzDecodeCheckpoint ./models:FuzzReadParams \
+	./accounting:FuzzStepValidate ./accounting:FuzzDescribe \
+	./accounting/rdp:FuzzSampledGaussian ./accounting/pld:FuzzCompose
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
