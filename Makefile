@@ -169,7 +169,8 @@ FUZZTIME ?= 60s
 FUZZ_TARGETS := ./data:FuzzDecodeIDX ./data:FuzzDecodeCIFAR ./data:FuzzCIFARArchive \
 	./train:FuzzParseConfig ./train:FuzzDecodeCheckpoint ./models:FuzzReadParams \
 	./accounting:FuzzStepValidate ./accounting:FuzzDescribe \
-	./accounting/rdp:FuzzSampledGaussian ./accounting/pld:FuzzCompose
+	./accounting/rdp:FuzzSampledGaussian ./accounting/pld:FuzzCompose \
+	.:FuzzReadCheckpoint ./data:FuzzSamplerState
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
