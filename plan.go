@@ -653,7 +653,7 @@ func (pl *Plan) calibrate(ctx context.Context, decl optim.StepDeclarer) (float64
 	}
 	run := pl.run
 	newAcct := func() (accounting.Accountant, error) { return modes.New(pl.stop, run) }
-	sigma, _, err := accounting.CalibrateRecordsContext(ctx, newAcct, records, pr.TargetEpsilon, pr.Delta)
+	sigma, _, err := accounting.CalibrateRecords(ctx, newAcct, records, pr.TargetEpsilon, pr.Delta)
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0, fmt.Errorf("dptrain: %s: %w", nm.k("Privacy.TargetEpsilon"), err)

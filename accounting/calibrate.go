@@ -24,16 +24,10 @@ const (
 // and met the target: the σ returned always meets it. A σ at which eps returns an error or a
 // non-finite ε counts as not meeting the target. Targets that need σ above 1e4 are reported
 // as unreachable (with the last error, if any); targets met by σ below 1e-3 get the floor
-// 2⁻¹⁰ ≈ 0.001.
-func CalibrateNoise(eps func(sigma float64) (float64, error), target float64) (float64, error) {
-	return CalibrateNoiseContext(context.Background(), eps, target)
-}
-
-// CalibrateNoiseContext is CalibrateNoise that stops, with an error wrapping ctx.Err(), before
-// the next evaluation of eps once ctx is done. It evaluates eps at most about 45 times (the
-// bracket from σ = 1 to 1e-3 or 1e4, then bisection to 1e-4), so its cost is bounded by that
-// of eps.
-func CalibrateNoiseContext(ctx context.Context, eps func(sigma float64) (float64, error), target float64) (float64, error) {
+// 2⁻¹⁰ ≈ 0.001. It stops, with an error wrapping ctx.Err(), before the next evaluation of eps
+// once ctx is done. It evaluates eps at most about 45 times (the bracket from σ = 1 to 1e-3 or
+// 1e4, then bisection to 1e-4), so its cost is bounded by that of eps.
+func CalibrateNoise(ctx context.Context, eps func(sigma float64) (float64, error), target float64) (float64, error) {
 	if !(target > 0) || math.IsInf(target, 0) {
 		return 0, fmt.Errorf("accounting: target ε %v must be a positive finite number", target)
 	}
@@ -104,18 +98,14 @@ func CalibrateNoiseContext(ctx context.Context, eps func(sigma float64) (float64
 // step, with its NoiseMultiplier (and NoiseStd = σ·Sensitivity when Sensitivity is set)
 // replaced, composed into a fresh accountant from newAccountant, meets (target, delta). It
 // returns σ with the guarantee re-checked at σ, which never exceeds the target.
-func CalibrateStep(newAccountant func() (Accountant, error), step Step, target, delta float64) (float64, Guarantee, error) {
-	return CalibrateStepContext(context.Background(), newAccountant, step, target, delta)
-}
-
-// CalibrateStepContext is CalibrateStep that stops once ctx is done (CalibrateNoiseContext).
-func CalibrateStepContext(ctx context.Context, newAccountant func() (Accountant, error), step Step, target, delta float64) (float64, Guarantee, error) {
+// It stops once ctx is done (CalibrateNoise).
+func CalibrateStep(ctx context.Context, newAccountant func() (Accountant, error), step Step, target, delta float64) (float64, Guarantee, error) {
 	unit := step
 	unit.NoiseMultiplier = 1
 	if unit.Sensitivity > 0 {
 		unit.NoiseStd = unit.Sensitivity
 	}
-	return CalibrateRecordsContext(ctx, newAccountant, []Step{unit}, target, delta)
+	return CalibrateRecords(ctx, newAccountant, []Step{unit}, target, delta)
 }
 
 // CalibrateRecords returns the smallest σ (CalibrateNoise) for which the records a run
@@ -124,17 +114,12 @@ func CalibrateStepContext(ctx context.Context, newAccountant func() (Accountant,
 // (target, delta). The records may differ from step to step (step sizes, blocks, batch
 // indices) and a step may declare several; what must hold is that each record's noise is
 // linear in the algorithm's σ, as every optim record's is. It returns σ with the guarantee
-// re-checked at σ, which never exceeds the target.
-func CalibrateRecords(newAccountant func() (Accountant, error), unit []Step, target, delta float64) (float64, Guarantee, error) {
-	return CalibrateRecordsContext(context.Background(), newAccountant, unit, target, delta)
-}
-
-// CalibrateRecordsContext is CalibrateRecords that stops, with an error wrapping ctx.Err(),
-// once ctx is done: between evaluations of ε (CalibrateNoiseContext) and between records.
+// re-checked at σ, which never exceeds the target. It stops, with an error wrapping
+// ctx.Err(), once ctx is done: between evaluations of ε (CalibrateNoise) and between records.
 // Each evaluation composes the records as given, so a run-length record (Count = T) costs what
 // the accountant's composition of T identical steps costs (a multiplication for RDP, one FFT
 // power for PLD), not T compositions.
-func CalibrateRecordsContext(ctx context.Context, newAccountant func() (Accountant, error), unit []Step, target, delta float64) (float64, Guarantee, error) {
+func CalibrateRecords(ctx context.Context, newAccountant func() (Accountant, error), unit []Step, target, delta float64) (float64, Guarantee, error) {
 	if !(delta > 0 && delta < 1) {
 		return 0, Guarantee{}, fmt.Errorf("accounting: δ = %v is outside (0, 1)", delta)
 	}
@@ -183,7 +168,7 @@ func CalibrateRecordsContext(ctx context.Context, newAccountant func() (Accounta
 			}
 		}
 	}
-	sigma, err := CalibrateNoiseContext(ctx, func(s float64) (float64, error) {
+	sigma, err := CalibrateNoise(ctx, func(s float64) (float64, error) {
 		g, err := at(s)
 		return g.Epsilon, err
 	}, target)

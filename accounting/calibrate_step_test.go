@@ -17,7 +17,7 @@ func TestCalibrateStepRoundTrip(t *testing.T) {
 	step := accounting.Step{Mechanism: accounting.Gaussian, Sampling: accounting.Poisson, Neighbouring: accounting.AddRemove,
 		SampleRate: 256.0 / 60000, Count: 14063, Sensitivity: 1}
 	for _, target := range []float64{1, 2.5966, 8} {
-		sigma, g, err := accounting.CalibrateStep(newRDP, step, target, 1e-5)
+		sigma, g, err := accounting.CalibrateStep(context.Background(), newRDP, step, target, 1e-5)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,12 +35,12 @@ func TestCalibrateStepRoundTrip(t *testing.T) {
 			t.Errorf("the TF Privacy case should calibrate back to σ ≈ 1.1, got %v", sigma)
 		}
 	}
-	if _, _, err := accounting.CalibrateStep(newRDP, step, 1e-4, 1e-5); err == nil {
+	if _, _, err := accounting.CalibrateStep(context.Background(), newRDP, step, 1e-4, 1e-5); err == nil {
 		t.Error("unreachable target accepted")
 	}
 	shuffled := step
 	shuffled.Sampling = accounting.Shuffled
-	if _, _, err := accounting.CalibrateStep(newRDP, shuffled, 1, 1e-5); err == nil {
+	if _, _, err := accounting.CalibrateStep(context.Background(), newRDP, shuffled, 1, 1e-5); err == nil {
 		t.Error("a step the accountant refuses was calibrated")
 	}
 }
@@ -67,7 +67,7 @@ func TestCalibrateRecordsVaryingSteps(t *testing.T) {
 		g, _ := a.Epsilon(1e-5)
 		return g.Epsilon
 	}
-	sigma, g, err := accounting.CalibrateRecords(newRDP, unit, 1.5, 1e-5)
+	sigma, g, err := accounting.CalibrateRecords(context.Background(), newRDP, unit, 1.5, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,23 +77,23 @@ func TestCalibrateRecordsVaryingSteps(t *testing.T) {
 	if e := eps(sigma * (1 - 2*accounting.CalibrateTolerance)); e <= 1.5 {
 		t.Errorf("σ = %v is not minimal: a smaller σ gives ε = %v", sigma, e)
 	}
-	if _, _, err := accounting.CalibrateRecords(newRDP, nil, 1, 1e-5); err == nil {
+	if _, _, err := accounting.CalibrateRecords(context.Background(), newRDP, nil, 1, 1e-5); err == nil {
 		t.Error("calibrating no records was accepted")
 	}
 }
 
-// CalibrateRecordsContext stops once its context is done, also while composing a long list of
+// CalibrateRecords stops once its context is done, also while composing a long list of
 // records, and says why.
-func TestCalibrateRecordsContextStops(t *testing.T) {
+func TestCalibrateRecordsStopsWithContext(t *testing.T) {
 	newRDP := func() (accounting.Accountant, error) { return rdp.New(accounting.Run{}) }
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	unit := []accounting.Step{{Mechanism: accounting.Gaussian, Sampling: accounting.Poisson, Neighbouring: accounting.AddRemove,
 		SampleRate: 0.01, NoiseMultiplier: 1, Count: 1000}}
-	if _, _, err := accounting.CalibrateRecordsContext(ctx, newRDP, unit, 1, 1e-5); !errors.Is(err, context.Canceled) {
+	if _, _, err := accounting.CalibrateRecords(ctx, newRDP, unit, 1, 1e-5); !errors.Is(err, context.Canceled) {
 		t.Errorf("calibration under a cancelled context returned %v, want context.Canceled", err)
 	}
-	if _, _, err := accounting.CalibrateStepContext(ctx, newRDP, unit[0], 1, 1e-5); !errors.Is(err, context.Canceled) {
-		t.Errorf("CalibrateStepContext under a cancelled context returned %v, want context.Canceled", err)
+	if _, _, err := accounting.CalibrateStep(ctx, newRDP, unit[0], 1, 1e-5); !errors.Is(err, context.Canceled) {
+		t.Errorf("CalibrateStep under a cancelled context returned %v, want context.Canceled", err)
 	}
 }

@@ -1,6 +1,7 @@
 package accounting_test
 
 import (
+	"context"
 	"fmt"
 	"log"
 
@@ -45,7 +46,7 @@ func ExampleCalibrateNoise() {
 		e, _, err := accounting.RDPToEpsilon(orders, curve, 1e-5)
 		return e, err
 	}
-	sigma, err := accounting.CalibrateNoise(eps, 1)
+	sigma, err := accounting.CalibrateNoise(context.Background(), eps, 1)
 	if err != nil {
 		log.Fatal(err)
 	}

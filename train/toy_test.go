@@ -185,7 +185,7 @@ func TestToyAlgorithmRegisteredFromTestFile(t *testing.T) {
 	// The toy's records carry σ/√2: calibrated through its own declarer, σ is √2 times the
 	// σ that a DP-SGD record of the same run needs.
 	run := accounting.Run{DatasetSize: 4800, Convexity: accounting.NonConvex, Lipschitz: 1, UpdateRule: "sgd", LastIterateOnly: true}
-	dpsgd, _, err := accounting.CalibrateStep(func() (accounting.Accountant, error) { return modes.New("rdp", run) },
+	dpsgd, _, err := accounting.CalibrateStep(context.Background(), func() (accounting.Accountant, error) { return modes.New("rdp", run) },
 		accounting.Step{Mechanism: accounting.Gaussian, Sampling: accounting.Poisson, SampleRate: 0.05, Sensitivity: 1, Count: 30}, 2, 1e-5)
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -180,7 +181,7 @@ func Calibrate(name string, r Repeated, target float64) (float64, accounting.Ste
 		g, err := Epsilon(name, r.Run(), s, r.Delta)
 		return g.Epsilon, err
 	}
-	sigma, err := accounting.CalibrateNoise(eps, target)
+	sigma, err := accounting.CalibrateNoise(context.Background(), eps, target)
 	if err != nil {
 		return 0, accounting.Step{}, accounting.Guarantee{}, err
 	}

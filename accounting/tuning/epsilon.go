@@ -1,6 +1,7 @@
 package tuning
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -139,7 +140,7 @@ func CalibrateSampledGaussian(dist Distribution, q float64, steps int, target, d
 	if _, err := SampledGaussianCurve(q, 1, steps, orders[:0]); err != nil {
 		return 0, accounting.Guarantee{}, err
 	}
-	sigma, err := accounting.CalibrateNoise(func(s float64) (float64, error) {
+	sigma, err := accounting.CalibrateNoise(context.Background(), func(s float64) (float64, error) {
 		g, err := at(s)
 		return g.Epsilon, err
 	}, target)

@@ -190,7 +190,7 @@ func Calibrate(ctx context.Context, sets []Setting, scoreNoise float64, dist tun
 	per := target
 	for range 100 {
 		for i := range sets {
-			sigma, err := accounting.CalibrateNoiseContext(ctx, func(sigma float64) (float64, error) {
+			sigma, err := accounting.CalibrateNoise(ctx, func(sigma float64) (float64, error) {
 				s := sets[i]
 				s.NoiseMultiplier = sigma
 				_, g, err := Guarantees([]Setting{s}, scoreNoise, dist, delta)
