@@ -11,8 +11,6 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/sirupsen/logrus"
-
 	"github.com/dptrain/dptrain"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/internal/mpi"
@@ -71,21 +69,7 @@ func (d *dist) quiet(t *Trainer) {
 	if d.leader() {
 		return
 	}
-	l := logrus.New()
-	l.SetOutput(t.log.Out)
-	l.SetFormatter(t.log.Formatter)
-	l.SetLevel(min(t.log.GetLevel(), logrus.WarnLevel))
-	l.AddHook(rankHook(d.comm.Rank()))
-	t.log, t.opts.Progress = l, nil
-}
-
-// rankHook adds the rank to every log entry.
-type rankHook int
-
-func (rankHook) Levels() []logrus.Level { return logrus.AllLevels }
-func (h rankHook) Fire(e *logrus.Entry) error {
-	e.Data["rank"] = int(h)
-	return nil
+	t.log, t.opts.Progress = rankLogger{l: t.log, rank: d.comm.Rank()}, nil
 }
 
 // shareStreams returns the run's streams on every rank: rank 0's seed (the config's, or the

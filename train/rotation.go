@@ -9,8 +9,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/sirupsen/logrus"
 )
 
 // Checkpoint rotation. Every checkpoint is written to its own file, checkpoint-<step>.dpt in the
@@ -117,7 +115,7 @@ func (t *Trainer) checkpointFailed(step int, err error) error {
 
 // removeStaleTemps deletes the temporary files that writes killed half-way left in dir (the
 // atomic writers' ".NAME.tmp-*" and the model's "model.dpm.tmp*").
-func removeStaleTemps(dir string, log *logrus.Logger) {
+func removeStaleTemps(dir string, log Logger) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return

@@ -3,7 +3,6 @@ package train
 import (
 	"context"
 	"fmt"
-	"io"
 	"math"
 	"path/filepath"
 	"slices"
@@ -14,7 +13,6 @@ import (
 	"github.com/dptrain/dptrain/internal/augment"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
-	"github.com/sirupsen/logrus"
 )
 
 // loadData finds, reads and preprocesses the configured dataset.
@@ -22,15 +20,14 @@ import (
 // feature-norm bound, subsets) exactly as training does; dptrain eval uses it so a model is
 // evaluated on the inputs it was trained on.
 // The training split may be absent (evaluation needs only the test split).
-func LoadData(ctx context.Context, cfg *Config, log *logrus.Logger) (ds *data.Dataset, train, test *data.Split, err error) {
+func LoadData(ctx context.Context, cfg *Config, log Logger) (ds *data.Dataset, train, test *data.Split, err error) {
 	return loadData(ctx, cfg, 0, log, false, nil)
 }
 
 // own, when not nil, is used instead of the configured dataset (a copy: own is not modified).
-func loadData(ctx context.Context, cfg *Config, seed uint64, log *logrus.Logger, needTrain bool, own *data.Dataset) (*data.Dataset, *data.Split, *data.Split, error) {
+func loadData(ctx context.Context, cfg *Config, seed uint64, log Logger, needTrain bool, own *data.Dataset) (*data.Dataset, *data.Split, *data.Split, error) {
 	if log == nil {
-		log = logrus.New()
-		log.SetOutput(io.Discard)
+		log = discard{}
 	}
 	var ds *data.Dataset
 	if own != nil {
@@ -91,7 +88,7 @@ func loadData(ctx context.Context, cfg *Config, seed uint64, log *logrus.Logger,
 
 // scatterFeatures returns the scattering features of ds, through the disk cache when there is
 // one.
-func scatterFeatures(ctx context.Context, ds *data.Dataset, opts scattering.Options, log *logrus.Logger) (*data.Dataset, error) {
+func scatterFeatures(ctx context.Context, ds *data.Dataset, opts scattering.Options, log Logger) (*data.Dataset, error) {
 	dir, err := data.DefaultCacheDir()
 	if err != nil {
 		return scattering.Features(ctx, ds, opts)
@@ -114,7 +111,7 @@ func scatterFeatures(ctx context.Context, ds *data.Dataset, opts scattering.Opti
 // crops and flips), so that augmentation multiplicity can average over views whose features
 // are too slow to compute at every step. Each view is a fixed map of its own image, computed
 // once (and cached) for the whole training set: no example's views depend on another example.
-func featureViews(ctx context.Context, img, feat *data.Dataset, a AugmentConfig, opts scattering.Options, log *logrus.Logger) error {
+func featureViews(ctx context.Context, img, feat *data.Dataset, a AugmentConfig, opts scattering.Options, log Logger) error {
 	if len(img.Shape) != 3 {
 		return fmt.Errorf("data.augment: dataset %s has examples of shape %v, not images C×H×W: remove data.augment for it", img.Name, img.Shape)
 	}
@@ -215,7 +212,7 @@ func schedule(o OptimizerConfig, total int) (optim.Schedule, error) {
 }
 
 // featureProgress logs the feature extraction every 10% of each split, with the time left.
-func featureProgress(log *logrus.Logger) func(split string, done, total int) {
+func featureProgress(log Logger) func(split string, done, total int) {
 	var began time.Time
 	next := 0
 	return func(split string, done, total int) {

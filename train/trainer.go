@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sirupsen/logrus"
-
 	"github.com/dptrain/dptrain"
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/accounting/ulr"
@@ -28,7 +26,7 @@ import (
 // Options are the run-time settings of a training run that are not part of its config.
 type Options struct {
 	// Log receives progress and warnings; nil discards them.
-	Log *logrus.Logger
+	Log Logger
 	// Progress receives the progress bar; nil draws none. Terminal redraws it in place.
 	Progress io.Writer
 	Terminal bool
@@ -87,7 +85,7 @@ const (
 type Trainer struct {
 	cfg   *Config
 	opts  Options
-	log   *logrus.Logger
+	log   Logger
 	ds    *data.Dataset
 	train *data.Split
 	test  *data.Split
@@ -176,8 +174,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (_ *Trainer, err error)
 		t.algs = Builtin()
 	}
 	if t.log == nil {
-		t.log = logrus.New()
-		t.log.SetOutput(io.Discard)
+		t.log = discard{}
 	}
 	if err := interrupted(ctx, "checking output.dir", nil); err != nil {
 		return nil, err
@@ -601,7 +598,7 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 		res, err := sess.Step()
 		if errors.Is(err, dptrain.ErrBudgetExhausted) {
 			stopped = fmt.Sprintf("stopped before step %d: it would raise ε[%s] above the target %g", step+1, cfg.Privacy.StopAccountant, cfg.Privacy.TargetEpsilon)
-			t.log.Info(stopped)
+			t.log.Infof("%s", stopped)
 			break
 		}
 		if err != nil {
