@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/dptrain/dptrain/comm"
 	"hash/fnv"
 	"math"
 	"os"
@@ -36,7 +37,7 @@ const (
 
 // dist is a trainer's view of its group; nil for a single process.
 type dist struct {
-	comm mpi.Comm
+	comm comm.Comm
 }
 
 func (d *dist) leader() bool { return d == nil || d.comm.Rank() == 0 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dptrain/dptrain/comm"
 	"io"
 	"math"
 	"os"
@@ -16,7 +17,6 @@ import (
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/accounting/ulr"
 	"github.com/dptrain/dptrain/data"
-	"github.com/dptrain/dptrain/internal/mpi"
 	"github.com/dptrain/dptrain/internal/planparts"
 	"github.com/dptrain/dptrain/ledger"
 	"github.com/dptrain/dptrain/models"
@@ -61,11 +61,11 @@ type Options struct {
 	// trained in place, and a resumed run must pass the same architecture.
 	Model *models.Network
 	// Comm, when it has several ranks, trains data-parallel: this process is one rank of the
-	// group (an MPI job: internal/mpi.World), every rank runs New and Run with the same
+	// group (an MPI job started by mpirun or srun, which the command joins, or any comm.Comm), every rank runs New and Run with the same
 	// config, rank 0 owns the run directory and reports, and Run returns a nil Summary on the
 	// other ranks, which log warnings only and draw no progress bar. Nil or one rank: a
 	// single process.
-	Comm mpi.Comm
+	Comm comm.Comm
 	// Oracle, when set, wraps the model as the optimizer sees it. An audit injects its
 	// gradient canaries here, inside the private step, so that they are clipped with the
 	// batch and noised with it.

@@ -4,27 +4,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/dptrain/dptrain/comm"
 	"math"
 	"os"
 	"strconv"
 	"unsafe"
 )
-
-// Comm is a group of Size processes, each knowing its Rank in [0, Size). Every collective
-// must be called by every rank, in the same order, with buffers of the same lengths.
-type Comm interface {
-	Rank() int
-	Size() int
-	// Alltoall sends chunk j of send (n bytes at j·n) to rank j and receives into chunk j of
-	// recv what rank j sent this rank. send and recv hold Size()·n bytes.
-	Alltoall(send, recv []byte, n int) error
-	// Allgather receives into chunk j of recv (len(send) bytes at j·len(send)) rank j's send.
-	Allgather(send, recv []byte) error
-	// Bcast copies root's buf into every rank's buf (of the same length).
-	Bcast(buf []byte, root int) error
-	// Close leaves the group (MPI_Finalize); no collective may follow.
-	Close() error
-}
 
 // Float is the element type the reductions handle.
 type Float interface{ float32 | float64 }
@@ -35,7 +20,7 @@ type Float interface{ float32 | float64 }
 // number of ranks. It costs two exchanges of about len(v) elements per rank: the vector is
 // cut into Size slices, rank r sums slice r (Alltoall), and the sums are gathered
 // (Allgather).
-func AllreduceSum[T Float](c Comm, v []T) error {
+func AllreduceSum[T Float](c comm.Comm, v []T) error {
 	k := c.Size()
 	if k == 1 || len(v) == 0 {
 		return nil
@@ -75,7 +60,7 @@ func bytesOf[T Float](v []T) []byte {
 
 // BcastBytes returns root's b on every rank (b is ignored elsewhere): its length first, then
 // the bytes.
-func BcastBytes(c Comm, b []byte, root int) ([]byte, error) {
+func BcastBytes(c comm.Comm, b []byte, root int) ([]byte, error) {
 	if c.Size() == 1 {
 		return b, nil
 	}
@@ -119,7 +104,7 @@ func (single) Bcast([]byte, int) error { return nil }
 func (single) Close() error            { return nil }
 
 // Single returns the group of this process alone.
-func Single() Comm { return single{} }
+func Single() comm.Comm { return single{} }
 
 // ErrNoMPI is returned by World when the process is one rank of a larger job and this
 // dptrain was built without MPI.

@@ -3,6 +3,7 @@ package mpi
 import (
 	"bytes"
 	"fmt"
+	"github.com/dptrain/dptrain/comm"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -10,7 +11,7 @@ import (
 )
 
 // onRanks runs f on each of k in-process ranks at once and returns the first error.
-func onRanks(k int, f func(c Comm) error) error {
+func onRanks(k int, f func(c comm.Comm) error) error {
 	cs := Local(k)
 	errs := make([]error, k)
 	var wg sync.WaitGroup
@@ -54,7 +55,7 @@ func TestAllreduceSumIsTheRankOrderedSum(t *testing.T) {
 				want[i] = float32(s)
 			}
 			out := make([][]float32, k)
-			err := onRanks(k, func(c Comm) error {
+			err := onRanks(k, func(c comm.Comm) error {
 				out[c.Rank()] = append([]float32(nil), in[c.Rank()]...)
 				return AllreduceSum(c, out[c.Rank()])
 			})
@@ -74,7 +75,7 @@ func TestAllreduceSumIsTheRankOrderedSum(t *testing.T) {
 
 func TestBcastBytes(t *testing.T) {
 	msg := []byte("the noise key")
-	err := onRanks(3, func(c Comm) error {
+	err := onRanks(3, func(c comm.Comm) error {
 		var b []byte
 		if c.Rank() == 1 {
 			b = msg

@@ -1,6 +1,6 @@
-// Package mpi is dptrain's data-parallel transport: a Comm is the group of processes that run
-// one training run together, and the collectives built on it (AllreduceSum, Bcast) reduce in a
-// fixed order, so that every rank ends a step with bit-identical values and a seeded run is
+// Package mpi is dptrain's data-parallel transport: it connects the processes of one training
+// run as a comm.Comm, and the collectives built on it (AllreduceSum, Bcast) reduce in a fixed
+// order, so that every rank ends a step with bit-identical values and a seeded run is
 // reproducible for a given number of ranks.
 //
 // Built with the mpi build tag (`make build-mpi`), World joins the job OpenMPI's mpirun (or

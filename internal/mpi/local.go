@@ -2,6 +2,7 @@ package mpi
 
 import (
 	"errors"
+	"github.com/dptrain/dptrain/comm"
 	"sync"
 )
 
@@ -9,10 +10,10 @@ import (
 // goroutine: the in-memory transport the tests use for the collectives, the sharded oracle
 // and the neighbouring-dataset harness. A rank that calls Close makes every later collective
 // of the others fail instead of waiting for it.
-func Local(k int) []Comm {
+func Local(k int) []comm.Comm {
 	g := &localGroup{k: k, slots: make([][]byte, k)}
 	g.cond = sync.NewCond(&g.mu)
-	cs := make([]Comm, k)
+	cs := make([]comm.Comm, k)
 	for r := range k {
 		cs[r] = &localComm{g: g, rank: r}
 	}

@@ -38,6 +38,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"github.com/dptrain/dptrain/comm"
 	"math"
 	"sync"
 	"unsafe"
@@ -62,7 +63,7 @@ var (
 // World initialises MPI (once per process; later calls return the same group) and returns
 // MPI_COMM_WORLD. A process that no launcher started as one of several ranks (mpirun -np 1,
 // or no mpirun) is a group of one, and MPI is not initialised at all.
-func World() (Comm, error) {
+func World() (comm.Comm, error) {
 	if launchedSize() <= 1 {
 		return Single(), nil
 	}

@@ -2,6 +2,7 @@ package mpi
 
 import (
 	"fmt"
+	"github.com/dptrain/dptrain/comm"
 
 	"github.com/dptrain/dptrain/data"
 )
@@ -25,7 +26,7 @@ type GradientOracle interface {
 // additions); for a given number of ranks it is exactly reproducible.
 type Sharded struct {
 	Inner GradientOracle
-	Comm  Comm
+	Comm  comm.Comm
 }
 
 // Params returns the inner model's parameters.
