@@ -102,3 +102,20 @@ func analyticGaussian(mu, delta float64) float64 {
 	}
 	return hi
 }
+
+// A vanishing sample rate has a vanishing ε, not "no finite ε": the mixture's log-likelihood
+// ratio log(1 − q + q·eᵘ) is computed as log1p(q·expm1(u)) wherever that is finite, so that
+// it stays positive for u > 0 at any q instead of cancelling to 0 and below, which put mass
+// off the grid.
+func TestTinySampleRate(t *testing.T) {
+	for _, q := range []float64{1e-20, 1e-50, 1e-100, 1e-300} {
+		a, _ := New(accounting.Run{})
+		if err := a.Compose(accounting.Step{Mechanism: accounting.Gaussian, Sampling: accounting.Poisson, NoiseMultiplier: 1, SampleRate: q, Count: 10}); err != nil {
+			t.Fatalf("q = %g: %v", q, err)
+		}
+		g, err := a.Epsilon(1e-5)
+		if err != nil || !(g.Epsilon >= 0 && g.Epsilon < 0.01) {
+			t.Errorf("q = %g, σ = 1, 10 steps: ε = %v, %v; want a finite ε near 0", q, g.Epsilon, err)
+		}
+	}
+}

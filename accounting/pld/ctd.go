@@ -41,31 +41,34 @@ type mixture struct{ q, sigma float64 }
 // u is the Gaussian log-likelihood ratio log(N(1,σ²)/N(0,σ²))(x) = (2x − 1)/(2σ²).
 func (m mixture) u(x float64) float64 { return (2*x - 1) / (2 * m.sigma * m.sigma) }
 
-// lmix is log(1 − q + q·e^u), stable for all u.
+// lmix is log(1 − q + q·e^u), stable for all u and q: log1p(q·expm1(u)) wherever q·expm1(u) is
+// finite (for u > 0 the other form, u + log(q + (1−q)e^{−u}), cancels to 0 or below when
+// q ≪ e^{−u}·2⁻⁵³), and that form where it is not (u above about 709).
 func (m mixture) lmix(u float64) float64 {
 	if m.q == 1 {
 		return u
 	}
-	if u > 0 {
-		return u + math.Log(m.q+(1-m.q)*math.Exp(-u))
+	if t := m.q * math.Expm1(u); !math.IsInf(t, 1) {
+		return math.Log1p(t)
 	}
-	return math.Log1p(m.q * math.Expm1(u))
+	return u + math.Log(m.q+(1-m.q)*math.Exp(-u))
 }
 
 // x returns the point where lmix(u(x)) = v, −Inf when v ≤ log(1−q) (never reached).
+//
+// It inverts lmix the same way: u = log1p(expm1(v)/q) wherever expm1(v)/q is finite, and
+// v + log1p(−(1−q)e^{−v}) − log q where it is not.
 func (m mixture) x(v float64) float64 {
 	var u float64
-	switch {
+	switch r := math.Expm1(v) / m.q; {
 	case m.q == 1:
 		u = v
-	case v > 0:
+	case !(r > -1):
+		return math.Inf(-1)
+	case math.IsInf(r, 1):
 		u = v + math.Log1p(-(1-m.q)*math.Exp(-v)) - math.Log(m.q)
 	default:
-		t := math.Expm1(v) + m.q
-		if !(t > 0) {
-			return math.Inf(-1)
-		}
-		u = math.Log(t) - math.Log(m.q)
+		u = math.Log1p(r)
 	}
 	return m.sigma*m.sigma*u + 0.5
 }
