@@ -10,9 +10,10 @@ import (
 	"github.com/dptrain/dptrain/train/audit"
 )
 
-// Auditing a DP-SGD run (seeded, so reproducible and not private) on the synthetic mixture with 200 gradient canaries: the
-// empirical lower bound is compared with the ε the accountant reported for the same run, and
-// an accountant whose ε were below it would be refuted. An audit can refute, never certify.
+// Auditing a DP-SGD run on the synthetic mixture (seeded: reproducible, so not private) with
+// 200 gradient canaries: the empirical lower bound is compared with the ε the accountant
+// reported for the same run, and an accountant whose ε were below it would be refuted. An
+// audit can refute, never certify.
 func ExampleRun() {
 	dir, err := os.MkdirTemp("", "audit")
 	if err != nil {
