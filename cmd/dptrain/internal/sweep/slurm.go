@@ -25,6 +25,9 @@ type SlurmOptions struct {
 	Time string
 	// Partition is --partition (empty: the cluster's default).
 	Partition string
+	// Unfinished leaves the finished cells out of the array, so that a re-submission runs only
+	// the cells still to run (a finished cell is skipped anyway, but holds an allocation).
+	Unfinished bool
 }
 
 // Slurm files, written into DIR/slurm.
@@ -35,7 +38,8 @@ const (
 	SlurmSubmit  = "submit.sh"
 )
 
-// EmitSlurm writes an sbatch job array that runs every available cell with `dptrain sweep
+// EmitSlurm writes an sbatch job array that runs every available cell (o.Unfinished: every
+// available cell that has not finished) with `dptrain sweep
 // run-cell DIR --index $SLURM_ARRAY_TASK_ID` (requeued cells resume from their checkpoints), a
 // collector job, and submit.sh, which submits the array and then the collector with
 // --dependency=afterany on it (so that failed cells are reported, not hidden). Arguments to
@@ -53,11 +57,14 @@ func EmitSlurm(p *Plan, o SlurmOptions) ([]string, error) {
 	}
 	var idx []string
 	for i, c := range p.Cells {
-		if c.Unavailable == "" {
+		if c.Unavailable == "" && !(o.Unfinished && p.Done(i)) {
 			idx = append(idx, strconv.Itoa(i))
 		}
 	}
 	if len(idx) == 0 {
+		if o.Unfinished {
+			return nil, fmt.Errorf("every available cell of the plan in %s has finished: nothing to run", p.dir)
+		}
 		return nil, fmt.Errorf("the plan in %s has no available cell to run", p.dir)
 	}
 	array := strings.Join(idx, ",")
