@@ -132,73 +132,126 @@ const summaryNote = "epsilon is the certified ε of the whole search (every cand
 // an interruption) continues the plan's cells. Once every candidate has finished or failed,
 // each is scored once, the best is copied to DIR/release/ and DIR/summary.json written; a call
 // on a finished search returns its summary.
+//
+// A search whose candidates were written as a Slurm job array (Submit, or dptrain sweep emit
+// --slurm on DIR/private/sweep: the plan's slurm/array.sbatch exists) trains none of them here:
+// Run scores and releases once every candidate has finished or failed on the cluster, and
+// otherwise returns an error that says to wait for the array or to submit it again.
 func Run(ctx context.Context, req Request) (*Summary, error) {
+	_, sum, err := runSearch(ctx, req, nil)
+	return sum, err
+}
+
+// Submit draws the search of req as Run does (or opens the one drawn in req.Out: K and the
+// candidates are never drawn again), records the candidates that failed, and writes the Slurm
+// job array of sweep.EmitSlurm, with o, for the candidates that have neither finished nor
+// failed: it trains nothing, and returns the files written (submit.sh last). Run afterwards
+// scores the candidates and releases the best. When no candidate is left to run, Submit writes
+// no array and finishes the search as Run does: it returns no files and the summary.
+func Submit(ctx context.Context, req Request, o sweep.SlurmOptions) ([]string, *Summary, error) {
+	o.Unfinished = true
+	return runSearch(ctx, req, &o)
+}
+
+// runSearch is Run (slurm nil) and Submit.
+func runSearch(ctx context.Context, req Request, slurm *sweep.SlurmOptions) ([]string, *Summary, error) {
 	if req.Log == nil {
 		req.Log = logrus.New()
 		req.Log.SetOutput(io.Discard)
 	}
 	base, err := os.ReadFile(req.Config)
 	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+		return nil, nil, fmt.Errorf("config: %w", err)
 	}
 	spaceBytes, err := os.ReadFile(req.Space)
 	if err != nil {
-		return nil, fmt.Errorf("space: %w", err)
+		return nil, nil, fmt.Errorf("space: %w", err)
 	}
 	space, err := ParseSpace(spaceBytes)
 	if err != nil {
-		return nil, fmt.Errorf("space %s: %w", req.Space, err)
+		return nil, nil, fmt.Errorf("space %s: %w", req.Space, err)
 	}
 	cfg, err := checkBase(base, space)
 	if err != nil {
-		return nil, fmt.Errorf("config %s: %w", req.Config, err)
+		return nil, nil, fmt.Errorf("config %s: %w", req.Config, err)
 	}
 	if err := space.CheckAgainst(base); err != nil {
-		return nil, fmt.Errorf("space %s: %w", req.Space, err)
+		return nil, nil, fmt.Errorf("space %s: %w", req.Space, err)
 	}
 	out, err := filepath.Abs(req.Out)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	priv := filepath.Join(out, PrivateDir)
 	if err := os.MkdirAll(priv, 0o755); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	release, err := train.LockDir(priv, "lock", "search "+req.Out)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer release()
 	if s, err := readJSON[Summary](filepath.Join(out, SummaryFile)); err == nil {
-		return s, nil
+		return nil, s, nil
 	}
 	st, err := readJSON[State](filepath.Join(priv, StateFile))
 	switch {
 	case err == nil:
 		if st.ConfigSHA256 != digest(base) || st.SpaceSHA256 != digest(spaceBytes) {
-			return nil, fmt.Errorf("%s holds a search drawn from another base config or space file: give the files it was drawn from, or a new --out (the privacy this search spent is not given back)", req.Out)
+			return nil, nil, fmt.Errorf("%s holds a search drawn from another base config or space file: give the files it was drawn from, or a new --out (the privacy this search spent is not given back)", req.Out)
 		}
 	case errors.Is(err, os.ErrNotExist):
 		if st, err = draw(ctx, req, base, spaceBytes, space, cfg); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	default:
-		return nil, err
+		return nil, nil, err
 	}
 	p, err := sweep.LoadPlan(filepath.Join(priv, SweepDir))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := runCells(ctx, req, p); err != nil {
-		return nil, err
+	onSlurm := slurm != nil || OnSlurm(p)
+	if !onSlurm {
+		if err := runCells(ctx, req, p); err != nil {
+			return nil, nil, err
+		}
 	}
-	if err := settle(st, p, priv); err != nil {
-		return nil, err
+	left, err := settle(st, p, priv)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(left) > 0 {
+		switch {
+		case slurm != nil:
+			files, err := sweep.EmitSlurm(p, *slurm)
+			if err == nil {
+				req.Log.Infof("tune: the candidates left to run are a Slurm job array in %s", filepath.Join(p.Dir(), sweep.SlurmDir))
+			}
+			return files, nil, err
+		case onSlurm:
+			slurmDir := filepath.Join(p.Dir(), sweep.SlurmDir)
+			return nil, nil, fmt.Errorf("%d candidates have not finished (%s, in %s); they run as a Slurm job array (%s), and this command trains none of them here.\n"+
+				"  Still running: wait for the array to end, then run this command again.\n"+
+				"  Cancelled, preempted or out of time: run this command with --slurm, which writes the array again for them alone, then bash %s (they resume from their checkpoints; a failed candidate is counted and never run again).\n"+
+				"  To train them on this machine instead: dptrain sweep run %s, then this command",
+				len(left), strings.Join(left, " "), p.Dir(), filepath.Join(slurmDir, sweep.SlurmArray), filepath.Join(slurmDir, sweep.SlurmSubmit), p.Dir())
+		default:
+			return nil, nil, fmt.Errorf("%d candidates have not finished (%s, in %s): run the same dptrain tune command again to continue them", len(left), strings.Join(left, " "), p.Dir())
+		}
 	}
 	if err := score(ctx, req, st, p, cfg, priv); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return finish(st, space, p, out)
+	sum, err := finish(st, space, p, out)
+	return nil, sum, err
+}
+
+// OnSlurm reports whether the plan's cells were written as a Slurm job array (its
+// slurm/array.sbatch exists): Run then trains none of them.
+func OnSlurm(p *sweep.Plan) bool {
+	_, err := os.Stat(filepath.Join(p.Dir(), sweep.SlurmDir, sweep.SlurmArray))
+	return err == nil
 }
 
 // checkBase refuses a base config the search cannot account for.
@@ -379,9 +432,9 @@ func runCells(ctx context.Context, req Request, p *sweep.Plan) error {
 }
 
 // settle records the candidates that failed (their cell's error.txt): they count, but are never
-// run again (the plan marks them unavailable) nor scored. It returns an error while a
-// candidate has neither finished nor failed.
-func settle(st *State, p *sweep.Plan, priv string) error {
+// run again (the plan marks them unavailable) nor scored. It returns the cells of the
+// candidates that have neither finished nor failed.
+func settle(st *State, p *sweep.Plan, priv string) ([]string, error) {
 	var left []string
 	changed := false
 	for i := range st.Candidates {
@@ -400,16 +453,13 @@ func settle(st *State, p *sweep.Plan, priv string) error {
 	}
 	if changed {
 		if err := p.Save(); err != nil {
-			return err
+			return nil, err
 		}
 		if err := writeJSON(filepath.Join(priv, StateFile), st); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	if len(left) > 0 {
-		return fmt.Errorf("%d candidates have not finished (%s, in %s): run the same dptrain tune command again to continue them", len(left), strings.Join(left, " "), p.Dir())
-	}
-	return nil
+	return left, nil
 }
 
 // score draws each finished candidate's noisy validation count, once: the count of correct
