@@ -202,10 +202,8 @@ func newSweepEmitCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if o.Executable == "" {
-				if o.Executable, err = os.Executable(); err != nil {
-					return err
-				}
+			if err := defaultExecutable(&o); err != nil {
+				return err
 			}
 			files, err := sweep.EmitSlurm(p, o)
 			if err != nil {
@@ -219,11 +217,28 @@ func newSweepEmitCmd(a *app) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&slurm, "slurm", false, "emit a Slurm job array")
-	cmd.Flags().StringVar(&o.Executable, "executable", "", "absolute path of dptrain on the cluster (default: this binary)")
-	cmd.Flags().IntVar(&o.Concurrent, "concurrent", 0, "at most this many cells at once (--array=...%K; 0: no limit)")
-	cmd.Flags().IntVar(&o.CPUsPerTask, "cpus-per-task", 2, "CPUs per cell (its GOMAXPROCS; OpenBLAS stays on one thread unless OPENBLAS_NUM_THREADS is set)")
-	cmd.Flags().IntVar(&o.Tasks, "ntasks", 1, "ranks per cell: > 1 trains each cell data-parallel with mpirun (a dptrain built with MPI)")
-	cmd.Flags().StringVar(&o.Time, "time", "", "--time limit per cell, e.g. 04:00:00")
-	cmd.Flags().StringVar(&o.Partition, "partition", "", "Slurm partition")
+	slurmFlags(cmd, &o, "cell")
 	return cmd
+}
+
+// slurmFlags registers the options of a Slurm job array whose tasks are each one unit (a
+// cell, a candidate): sweep emit --slurm and tune --slurm take the same.
+func slurmFlags(cmd *cobra.Command, o *sweep.SlurmOptions, unit string) {
+	fl := cmd.Flags()
+	fl.StringVar(&o.Executable, "executable", "", "absolute path of dptrain on the cluster (default: this binary)")
+	fl.IntVar(&o.Concurrent, "concurrent", 0, "at most this many "+unit+"s at once (--array=...%K; 0: no limit)")
+	fl.IntVar(&o.CPUsPerTask, "cpus-per-task", 2, "CPUs per "+unit+" (its GOMAXPROCS; OpenBLAS stays on one thread unless OPENBLAS_NUM_THREADS is set)")
+	fl.IntVar(&o.Tasks, "ntasks", 1, "ranks per "+unit+": > 1 trains each "+unit+" data-parallel with mpirun (a dptrain built with MPI)")
+	fl.StringVar(&o.Time, "time", "", "--time limit per "+unit+", e.g. 04:00:00")
+	fl.StringVar(&o.Partition, "partition", "", "Slurm partition")
+}
+
+// defaultExecutable makes the jobs call this binary when --executable was not given.
+func defaultExecutable(o *sweep.SlurmOptions) error {
+	if o.Executable != "" {
+		return nil
+	}
+	exe, err := os.Executable()
+	o.Executable = exe
+	return err
 }
