@@ -8,10 +8,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dptrain/dptrain/cmd/dptrain/internal/sweep"
+	"github.com/dptrain/dptrain/cmd/dptrain/internal/tune"
+	"github.com/dptrain/dptrain/train"
 )
 
 // slurmTiny is a 4-cell suite (2 variants × 2 seeds) on the synthetic mixture.
@@ -99,6 +106,164 @@ func TestSlurmJobArray(t *testing.T) {
 	if strings.Contains(string(md), "did not finish") {
 		t.Errorf("some cells did not finish:\n%s", md)
 	}
+}
+
+// slurmTuneSpace is a seeded search of two learning rates with K ~ Poisson(2.5): seed 7 draws
+// K = 4. A seeded search is NOT private; this one is for a test.
+const slurmTuneSpace = `target_epsilon: 4
+delta: 1.0e-5
+seed: 7
+candidates: {law: poisson, mean: 2.5}
+validation: {fraction: 0.1, noise: 10}
+parameters:
+  - {key: optimizer.learning_rate, values: [0.1, 0.3]}
+`
+
+// TestSlurmTune runs a private search's candidates as a Slurm job array on a single-node
+// cluster: dptrain tune --slurm draws the search and writes the array without training; before
+// the array has run, dptrain tune refuses to train the candidates here; after submit.sh --wait,
+// dptrain tune scores the candidates the array trained (none is trained again), releases the
+// best and prints the same search, ε and release as the same seeded search run locally.
+func TestSlurmTune(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the Slurm cluster test")
+	}
+	requireSlurm(t)
+	dir := t.TempDir()
+	conf := startSlurm(t, filepath.Join(dir, "cluster"))
+	base, space := filepath.Join(dir, "base.yaml"), filepath.Join(dir, "space.yaml")
+	for path, text := range map[string]string{base: slurmTinyConfig, space: slurmTuneSpace} {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exe, err := filepath.Abs(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	onSlurm := filepath.Join(dir, "slurm")
+	args := func(out string) []string { return []string{"tune", "--config", base, "--space", space, "--out", out} }
+
+	out, _, err := runDptrain(t, append(args(onSlurm), "--slurm", "--executable", exe, "--cpus-per-task", "1", "--concurrent", "2")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^submit with: bash (\S+)$`).FindStringSubmatch(out)
+	if m == nil || strings.Contains(out, "search: ε") || !strings.Contains(out, strings.Join(args(onSlurm), " ")) {
+		t.Fatalf("tune --slurm printed:\n%s\nwant the submit command and the command that scores, and no search", out)
+	}
+	drawn := readTuneState(t, onSlurm)
+	p, err := sweep.LoadPlan(filepath.Join(onSlurm, tune.PrivateDir, tune.SweepDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if drawn.K != 4 || len(p.Cells) != 4 {
+		t.Fatalf("K = %d, %d cells: seed 7 draws K = 4", drawn.K, len(p.Cells))
+	}
+	array, err := os.ReadFile(filepath.Join(p.Dir(), sweep.SlurmDir, sweep.SlurmArray))
+	if err != nil || !strings.Contains(string(array), "#SBATCH --array=0,1,2,3%2") {
+		t.Fatalf("array.sbatch (%v):\n%s", err, array)
+	}
+	// Before the array has run, the search trains nothing here and says what to do.
+	if _, _, err := runDptrain(t, args(onSlurm)...); err == nil || !strings.Contains(err.Error(), "4 candidates have not finished") || !strings.Contains(err.Error(), "trains none of them here") {
+		t.Errorf("dptrain tune before the array ran: %v; want a refusal that trains nothing", err)
+	}
+	for i := range p.Cells {
+		if p.Done(i) {
+			t.Fatalf("candidate %d trained before the array was submitted", i)
+		}
+	}
+
+	cmd := exec.Command("bash", m[1], "--wait")
+	cmd.Env = append(os.Environ(), "SLURM_CONF="+conf, asMainEnv+"=1")
+	began := time.Now()
+	if b, err := cmd.CombinedOutput(); err != nil {
+		logs, _ := filepath.Glob(filepath.Join(p.Dir(), sweep.SlurmDir, "*.out"))
+		for _, l := range logs {
+			lb, _ := os.ReadFile(l)
+			t.Logf("%s:\n%s", l, lb)
+		}
+		t.Fatalf("submit.sh --wait: %v\n%s", err, b)
+	}
+	t.Logf("the candidates' job array and its collector finished in %.1f s", time.Since(began).Seconds())
+	trained := make([]time.Time, len(p.Cells))
+	for i := range p.Cells {
+		// The array task's output, and no worker log of a local run.
+		if b, err := os.ReadFile(filepath.Join(p.Dir(), sweep.SlurmDir, fmt.Sprintf("cell-%d.out", i))); err != nil || !strings.Contains(string(b), p.RunDir(i)) {
+			t.Errorf("candidate %d: no array task output naming its run (%v):\n%s", i, err, b)
+		}
+		if _, err := os.Stat(filepath.Join(p.CellDir(i), sweep.LogFile)); err == nil {
+			t.Errorf("candidate %d has a local worker's %s", i, sweep.LogFile)
+		}
+		fi, err := os.Stat(filepath.Join(p.RunDir(i), train.ModelFile))
+		if err != nil {
+			t.Fatalf("candidate %d did not finish on the cluster: %v", i, err)
+		}
+		trained[i] = fi.ModTime()
+	}
+
+	scored, errOut, err := runDptrain(t, args(onSlurm)...)
+	if err != nil {
+		t.Fatalf("dptrain tune after the array: %v\n%s", err, errOut)
+	}
+	t.Logf("dptrain tune after the array:\n%s", scored)
+	for i := range p.Cells {
+		if fi, err := os.Stat(filepath.Join(p.RunDir(i), train.ModelFile)); err != nil || !fi.ModTime().Equal(trained[i]) {
+			t.Errorf("candidate %d was trained again by the scoring call (%v)", i, err)
+		}
+		if _, err := os.Stat(filepath.Join(p.CellDir(i), sweep.LogFile)); err == nil {
+			t.Errorf("the scoring call ran candidate %d here (it has a local worker's %s)", i, sweep.LogFile)
+		}
+	}
+	after := readTuneState(t, onSlurm)
+	if after.K != drawn.K || len(after.Candidates) != len(drawn.Candidates) {
+		t.Fatalf("the search was drawn again: K %d → %d", drawn.K, after.K)
+	}
+	for i, c := range after.Candidates {
+		if c.Score == nil || !slices.Equal(c.Set, drawn.Candidates[i].Set) || *c.Seed != *drawn.Candidates[i].Seed {
+			t.Errorf("candidate %d: drawn %+v, scored %+v", i, drawn.Candidates[i], c)
+		}
+	}
+
+	// The same seeded search run here: the same K, candidates, scores, ε and release.
+	t.Setenv(asMainEnv, "1") // the local workers are this test binary acting as dptrain
+	here := filepath.Join(dir, "local")
+	local, _, err := runDptrain(t, append(args(here), "--workers", "2")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if withoutPublish(scored) != withoutPublish(local) || !strings.Contains(scored, "search: ε = ") || !strings.Contains(scored, "released: ") {
+		t.Errorf("on Slurm:\n%s\nhere:\n%s\nwant the same search, ε and release", scored, local)
+	}
+	if l := readTuneState(t, here); !reflect.DeepEqual(l.Candidates, after.Candidates) {
+		t.Errorf("one seed, two searches:\non Slurm %+v\nhere     %+v", after.Candidates, l.Candidates)
+	}
+}
+
+// readTuneState reads a search's private record.
+func readTuneState(t *testing.T, out string) tune.State {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(out, tune.PrivateDir, tune.StateFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st tune.State
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// withoutPublish is dptrain tune's output without its "publish DIR/..." line, which names the
+// search directory.
+func withoutPublish(out string) string {
+	var keep []string
+	for _, l := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(l, "publish ") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
 }
 
 // requireSlurm skips unless slurmctld, slurmd, sbatch and munged are installed, saying how to
