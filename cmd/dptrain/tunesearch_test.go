@@ -1,10 +1,18 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/dptrain/dptrain/cmd/dptrain/internal/sweep"
+	"github.com/dptrain/dptrain/cmd/dptrain/internal/tune"
+	"github.com/dptrain/dptrain/train"
 )
 
 // dptrain tune runs a small seeded search with two worker processes (this test binary acting as
@@ -41,5 +49,123 @@ parameters:
 	args[len(args)-3] = filepath.Join(dir, "bad")
 	if _, _, err := runDptrain(t, args...); err == nil || !strings.Contains(err.Error(), "privacy.delta cannot be searched") {
 		t.Errorf("a space that searches privacy.delta: %v", err)
+	}
+}
+
+// Ctrl-C on a running `dptrain tune` asks the running candidates to checkpoint and prints the
+// command that continues; that command finishes the search with the K and candidates drawn the
+// first time, resuming the interrupted candidate from its checkpoint (its ledger continues).
+func TestTuneInterruptContinues(t *testing.T) {
+	dir := t.TempDir()
+	base, space := filepath.Join(dir, "base.yaml"), filepath.Join(dir, "space.yaml")
+	long := strings.Replace(slurmTinyConfig, "steps: 20, checkpoint_every: 10", "steps: 3000, checkpoint_every: 100", 1)
+	if long == slurmTinyConfig {
+		t.Fatal("slurmTinyConfig changed: lengthen its candidates here again")
+	}
+	for path, text := range map[string]string{base: long, space: slurmTuneSpace} {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(dir, "search")
+	args := []string{"tune", "--config", base, "--space", space, "--out", out, "--workers", "2"}
+	run := filepath.Join(out, tune.PrivateDir, tune.SweepDir, "cells", "000-c000", "run")
+	status, _, errOut := startAndStop(t, train.PrivatePath(run, train.CheckpointFile), syscall.SIGINT, args...)
+	if status != 130 || !strings.Contains(errOut, "search interrupted") || !strings.Contains(errOut, os.Args[0]+" "+strings.Join(args, " ")) {
+		t.Fatalf("after SIGINT: status %d, stderr:\n%s\nwant 130 and the command that continues", status, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(out, tune.SummaryFile)); err == nil {
+		t.Fatal("the search finished before the interruption: give its candidates more steps")
+	}
+	if _, err := os.Stat(train.PrivatePath(run, train.InterruptedSummaryFile)); err != nil {
+		t.Fatalf("the first candidate did not checkpoint on the interruption: %v", err)
+	}
+	drawn := readTuneState(t, out)
+
+	t.Setenv(asMainEnv, "1") // the workers are this test binary acting as dptrain
+	printed, _, err := runDptrain(t, args...)
+	if err != nil || !strings.Contains(printed, "search: ε = ") || !strings.Contains(printed, "released: ") {
+		t.Fatalf("continuing: %v\n%s", err, printed)
+	}
+	st := readTuneState(t, out)
+	if st.K != drawn.K || len(st.Candidates) != len(drawn.Candidates) {
+		t.Fatalf("the search was drawn again: K %d → %d", drawn.K, st.K)
+	}
+	for i, c := range st.Candidates {
+		if c.Score == nil || !slices.Equal(c.Set, drawn.Candidates[i].Set) || *c.Seed != *drawn.Candidates[i].Seed {
+			t.Errorf("candidate %d: drawn %+v, finished %+v", i, drawn.Candidates[i], c)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(run, train.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum train.Summary
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Steps != 3000 || sum.LedgerSteps != 3000+sum.AbandonedSteps {
+		t.Errorf("interrupted candidate: %d steps, ledger of %d (%d abandoned); want 3000 steps and the ledger continued", sum.Steps, sum.LedgerSteps, sum.AbandonedSteps)
+	}
+	if log, _ := os.ReadFile(filepath.Join(filepath.Dir(run), sweep.LogFile)); !strings.Contains(string(log), "resumed from") {
+		t.Errorf("the interrupted candidate did not resume from its checkpoint:\n%s", log)
+	}
+}
+
+// On Slurm, a failed candidate is counted and never submitted again, and `tune --slurm` run
+// again writes the array for the unfinished candidates alone; until they finish, `tune` trains
+// none of them here and says so. (TestSlurmTune runs such an array on a cluster.)
+func TestTuneSlurmResubmitsOnlyUnfinished(t *testing.T) {
+	dir := t.TempDir()
+	base, space := filepath.Join(dir, "base.yaml"), filepath.Join(dir, "space.yaml")
+	for path, text := range map[string]string{base: slurmTinyConfig, space: slurmTuneSpace} {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(dir, "search")
+	args := []string{"tune", "--config", base, "--space", space, "--out", out}
+	slurm := append(append([]string(nil), args...), "--slurm", "--executable", "/opt/dptrain/bin/dptrain")
+	if _, _, err := runDptrain(t, slurm...); err != nil {
+		t.Fatal(err)
+	}
+	p, err := sweep.LoadPlan(filepath.Join(out, tune.PrivateDir, tune.SweepDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	arrayFile := filepath.Join(p.Dir(), sweep.SlurmDir, sweep.SlurmArray)
+	array := func() string {
+		b, err := os.ReadFile(arrayFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return regexp.MustCompile(`#SBATCH --array=\S+`).FindString(string(b))
+	}
+	if got := array(); got != "#SBATCH --array=0,1,2,3" {
+		t.Fatalf("first array: %q", got)
+	}
+	// As the array would have left it: candidate 0 finished, 1 failed, 2 and 3 cancelled.
+	if _, _, err := runDptrain(t, "sweep", "run-cell", p.Dir(), "--index", "0", "--no-progress"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(p.CellDir(1), sweep.ErrorFile), []byte("simulated failure\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = runDptrain(t, args...)
+	if err == nil || !strings.Contains(err.Error(), "2 candidates have not finished (c002 c003") || !strings.Contains(err.Error(), "with --slurm") {
+		t.Fatalf("tune with unfinished candidates on Slurm: %v; want a refusal saying to submit them again", err)
+	}
+	if p.Done(2) || p.Done(3) {
+		t.Fatal("tune trained a candidate of a search on Slurm here")
+	}
+	printed, _, err := runDptrain(t, slurm...)
+	if err != nil || !strings.Contains(printed, "submit with: bash ") {
+		t.Fatalf("tune --slurm again: %v\n%s", err, printed)
+	}
+	if got := array(); got != "#SBATCH --array=2,3" {
+		t.Errorf("the array written again: %q; want the unfinished candidates alone", got)
+	}
+	if st := readTuneState(t, out); st.K != 4 || st.Candidates[1].Failed != "simulated failure" {
+		t.Errorf("K = %d, candidate 1 %+v: want the failure counted", st.K, st.Candidates[1])
 	}
 }
