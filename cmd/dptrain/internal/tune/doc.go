@@ -18,6 +18,10 @@
 //  5. releases only the best candidate (DIR/release/) and writes DIR/summary.json with the
 //     search's certified ε, checked again with the runs as they ran.
 //
+// Submit draws the same search but writes the candidates as a Slurm job array (the sweep's
+// emitter) instead of running them; Run on a search whose candidates are on Slurm trains none
+// of them, and scores and releases once the array has ended.
+//
 // K, the candidates and their scores stay in DIR/private/: the theorems cover the best
 // candidate's output only.
 package tune
