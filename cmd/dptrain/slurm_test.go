@@ -48,12 +48,7 @@ seeds: [1, 2]
 // that `dptrain sweep emit --slurm` writes, waits for its collector with sbatch --wait, checks
 // the collected table, and stops the daemons by PID.
 func TestSlurmJobArray(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: skipping the Slurm cluster test")
-	}
-	requireSlurm(t)
-	dir := t.TempDir()
-	conf := startSlurm(t, filepath.Join(dir, "cluster"))
+	dir, conf := slurmCluster(t)
 
 	for name, text := range map[string]string{"base.yaml": slurmTinyConfig, "suite.yaml": slurmTinySuite} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
@@ -125,18 +120,8 @@ parameters:
 // dptrain tune scores the candidates the array trained (none is trained again), releases the
 // best and prints the same search, ε and release as the same seeded search run locally.
 func TestSlurmTune(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: skipping the Slurm cluster test")
-	}
-	requireSlurm(t)
-	dir := t.TempDir()
-	conf := startSlurm(t, filepath.Join(dir, "cluster"))
-	base, space := filepath.Join(dir, "base.yaml"), filepath.Join(dir, "space.yaml")
-	for path, text := range map[string]string{base: slurmTinyConfig, space: slurmTuneSpace} {
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir, conf := slurmCluster(t)
+	base, space := writeTuneSearch(t, dir, slurmTinyConfig)
 	exe, err := filepath.Abs(os.Args[0])
 	if err != nil {
 		t.Fatal(err)
@@ -216,14 +201,7 @@ func TestSlurmTune(t *testing.T) {
 		}
 	}
 	after := readTuneState(t, onSlurm)
-	if after.K != drawn.K || len(after.Candidates) != len(drawn.Candidates) {
-		t.Fatalf("the search was drawn again: K %d → %d", drawn.K, after.K)
-	}
-	for i, c := range after.Candidates {
-		if c.Score == nil || !slices.Equal(c.Set, drawn.Candidates[i].Set) || *c.Seed != *drawn.Candidates[i].Seed {
-			t.Errorf("candidate %d: drawn %+v, scored %+v", i, drawn.Candidates[i], c)
-		}
-	}
+	checkScoredAsDrawn(t, drawn, after)
 
 	// The same seeded search run here: the same K, candidates, scores, ε and release.
 	t.Setenv(asMainEnv, "1") // the local workers are this test binary acting as dptrain
@@ -240,18 +218,51 @@ func TestSlurmTune(t *testing.T) {
 	}
 }
 
+// writeTuneSearch writes the base config baseText and slurmTuneSpace into dir and returns
+// their paths.
+func writeTuneSearch(t *testing.T, dir, baseText string) (base, space string) {
+	t.Helper()
+	base, space = filepath.Join(dir, "base.yaml"), filepath.Join(dir, "space.yaml")
+	for path, text := range map[string]string{base: baseText, space: slurmTuneSpace} {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return base, space
+}
+
+// checkScoredAsDrawn checks that a finished search has the K and candidates it was drawn with,
+// every candidate scored.
+func checkScoredAsDrawn(t *testing.T, drawn, now tune.State) {
+	t.Helper()
+	if now.K != drawn.K || len(now.Candidates) != len(drawn.Candidates) {
+		t.Fatalf("the search was drawn again: K %d → %d", drawn.K, now.K)
+	}
+	for i, c := range now.Candidates {
+		if c.Score == nil || !slices.Equal(c.Set, drawn.Candidates[i].Set) || *c.Seed != *drawn.Candidates[i].Seed {
+			t.Errorf("candidate %d: drawn %+v, now %+v", i, drawn.Candidates[i], c)
+		}
+	}
+}
+
 // readTuneState reads a search's private record.
 func readTuneState(t *testing.T, out string) tune.State {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(out, tune.PrivateDir, tune.StateFile))
+	return readJSONFile[tune.State](t, filepath.Join(out, tune.PrivateDir, tune.StateFile))
+}
+
+// readJSONFile decodes the JSON file at path.
+func readJSONFile[T any](t *testing.T, path string) T {
+	t.Helper()
+	var v T
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st tune.State
-	if err := json.Unmarshal(b, &st); err != nil {
-		t.Fatal(err)
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
-	return st
+	return v
 }
 
 // withoutPublish is dptrain tune's output without its "publish DIR/..." line, which names the
@@ -264,6 +275,19 @@ func withoutPublish(out string) string {
 		}
 	}
 	return strings.Join(keep, "\n")
+}
+
+// slurmCluster skips under -short or without Slurm, and otherwise starts a single-node cluster
+// in a temporary directory (its cluster/ folder) for the test: it returns the directory and the
+// cluster's SLURM_CONF.
+func slurmCluster(t *testing.T) (dir, conf string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: skipping the Slurm cluster test")
+	}
+	requireSlurm(t)
+	dir = t.TempDir()
+	return dir, startSlurm(t, filepath.Join(dir, "cluster"))
 }
 
 // requireSlurm skips unless slurmctld, slurmd, sbatch and munged are installed, saying how to
@@ -422,12 +446,7 @@ func freePort(t *testing.T) int {
 // the task SIGTERM, run-cell checkpoints and exits, and the requeued task resumes the cell from
 // its checkpoint (its ledger continues) rather than starting again.
 func TestSlurmRequeueResumesCell(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: skipping the Slurm cluster test")
-	}
-	requireSlurm(t)
-	dir := t.TempDir()
-	conf := startSlurm(t, filepath.Join(dir, "cluster"))
+	_, conf := slurmCluster(t)
 	plan := planSuite(t, longSuite)
 	exe, err := filepath.Abs(os.Args[0])
 	if err != nil {

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -57,16 +55,11 @@ parameters:
 // first time, resuming the interrupted candidate from its checkpoint (its ledger continues).
 func TestTuneInterruptContinues(t *testing.T) {
 	dir := t.TempDir()
-	base, space := filepath.Join(dir, "base.yaml"), filepath.Join(dir, "space.yaml")
 	long := strings.Replace(slurmTinyConfig, "steps: 20, checkpoint_every: 10", "steps: 3000, checkpoint_every: 100", 1)
 	if long == slurmTinyConfig {
 		t.Fatal("slurmTinyConfig changed: lengthen its candidates here again")
 	}
-	for path, text := range map[string]string{base: long, space: slurmTuneSpace} {
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	base, space := writeTuneSearch(t, dir, long)
 	out := filepath.Join(dir, "search")
 	args := []string{"tune", "--config", base, "--space", space, "--out", out, "--workers", "2"}
 	run := filepath.Join(out, tune.PrivateDir, tune.SweepDir, "cells", "000-c000", "run")
@@ -87,24 +80,8 @@ func TestTuneInterruptContinues(t *testing.T) {
 	if err != nil || !strings.Contains(printed, "search: ε = ") || !strings.Contains(printed, "released: ") {
 		t.Fatalf("continuing: %v\n%s", err, printed)
 	}
-	st := readTuneState(t, out)
-	if st.K != drawn.K || len(st.Candidates) != len(drawn.Candidates) {
-		t.Fatalf("the search was drawn again: K %d → %d", drawn.K, st.K)
-	}
-	for i, c := range st.Candidates {
-		if c.Score == nil || !slices.Equal(c.Set, drawn.Candidates[i].Set) || *c.Seed != *drawn.Candidates[i].Seed {
-			t.Errorf("candidate %d: drawn %+v, finished %+v", i, drawn.Candidates[i], c)
-		}
-	}
-	b, err := os.ReadFile(filepath.Join(run, train.SummaryFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum train.Summary
-	if err := json.Unmarshal(b, &sum); err != nil {
-		t.Fatal(err)
-	}
-	if sum.Steps != 3000 || sum.LedgerSteps != 3000+sum.AbandonedSteps {
+	checkScoredAsDrawn(t, drawn, readTuneState(t, out))
+	if sum := readJSONFile[train.Summary](t, filepath.Join(run, train.SummaryFile)); sum.Steps != 3000 || sum.LedgerSteps != 3000+sum.AbandonedSteps {
 		t.Errorf("interrupted candidate: %d steps, ledger of %d (%d abandoned); want 3000 steps and the ledger continued", sum.Steps, sum.LedgerSteps, sum.AbandonedSteps)
 	}
 	if log, _ := os.ReadFile(filepath.Join(filepath.Dir(run), sweep.LogFile)); !strings.Contains(string(log), "resumed from") {
@@ -117,12 +94,7 @@ func TestTuneInterruptContinues(t *testing.T) {
 // none of them here and says so. (TestSlurmTune runs such an array on a cluster.)
 func TestTuneSlurmResubmitsOnlyUnfinished(t *testing.T) {
 	dir := t.TempDir()
-	base, space := filepath.Join(dir, "base.yaml"), filepath.Join(dir, "space.yaml")
-	for path, text := range map[string]string{base: slurmTinyConfig, space: slurmTuneSpace} {
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	base, space := writeTuneSearch(t, dir, slurmTinyConfig)
 	out := filepath.Join(dir, "search")
 	args := []string{"tune", "--config", base, "--space", space, "--out", out}
 	slurm := append(append([]string(nil), args...), "--slurm", "--executable", "/opt/dptrain/bin/dptrain")
