@@ -76,7 +76,7 @@ unfinished candidates alone, and submit that).`,
 				}
 				files, sum, err := tune.Submit(ctx, req, o)
 				if sig := received(); sig != nil {
-					return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s: interrupted before the job array was written; nothing was submitted. Run the same command again:\n  %s --slurm", sig, again)}
+					return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s: interrupted; nothing was submitted (the search, once drawn, is kept). Run the same command again:\n  %s --slurm", sig, again)}
 				}
 				if err != nil && sum == nil {
 					return err
