@@ -31,6 +31,10 @@ TAGS := -tags "$(TAGLIST)"
 else
 TAGS :=
 endif
+# The tests add the integration tag: the end-to-end tests that start a Slurm cluster or MPI
+# jobs, or train on real datasets, are built only with it (go test -tags integration), and each
+# skips, naming the install command, where what it needs is missing.
+TEST_TAGS := -tags "$(strip $(TAGLIST) integration)"
 
 .PHONY: all deps build test test-only demo bench lint clean fuzz
 
@@ -108,16 +112,16 @@ LIGHT_TIMEOUT  ?= 3m
 # invocations write to one pipe (test2json's lines are short enough to stay whole) and the
 # recipe fails when any of them does. The pure-Go bit tests write to a file, summarised after.
 test-only:
-	$(GO) vet $(TAGS) ./...
+	$(GO) vet $(TEST_TAGS) ./...
 	@set -o pipefail; slot=$$(mktemp); slotpid=; \
 	if [ "$(BLAS)" = openblas ]; then \
 		$(GO) test -count=1 -timeout 10m -json $(SLOT_TESTS) > $$slot 2>&1 & slotpid=$$!; \
 	fi; \
 	{ \
-		$(GO) test $(TAGS) -count=1 -timeout $(HEAVY_TIMEOUT) -json -skip '$(CLUSTER)' $(HEAVY) & heavy=$$!; \
-		$(GO) test $(TAGS) -count=1 -timeout $(HEAVY_TIMEOUT) -json -run '$(CLUSTER)' $(MODULE)/cmd/dptrain & cluster=$$!; \
-		$(GO) test $(TAGS) -count=1 -timeout $(MEDIUM_TIMEOUT) -json $(MEDIUM); medium=$$?; \
-		$(GO) test $(TAGS) -count=1 -timeout $(LIGHT_TIMEOUT) -json $(filter-out $(HEAVY) $(MEDIUM),$(shell $(GO) list ./...)); light=$$?; \
+		$(GO) test $(TEST_TAGS) -count=1 -timeout $(HEAVY_TIMEOUT) -json -skip '$(CLUSTER)' $(HEAVY) & heavy=$$!; \
+		$(GO) test $(TEST_TAGS) -count=1 -timeout $(HEAVY_TIMEOUT) -json -run '$(CLUSTER)' $(MODULE)/cmd/dptrain & cluster=$$!; \
+		$(GO) test $(TEST_TAGS) -count=1 -timeout $(MEDIUM_TIMEOUT) -json $(MEDIUM); medium=$$?; \
+		$(GO) test $(TEST_TAGS) -count=1 -timeout $(LIGHT_TIMEOUT) -json $(filter-out $(HEAVY) $(MEDIUM),$(shell $(GO) list ./...)); light=$$?; \
 		wait $$heavy; heavy=$$?; wait $$cluster; cluster=$$?; \
 		[ $$heavy = 0 ] && [ $$cluster = 0 ] && [ $$medium = 0 ] && [ $$light = 0 ]; \
 	} | $(GO) run ./internal/cmd/testsummary; status=$$?; \
@@ -181,7 +185,7 @@ fuzz:
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
-	$(GO) vet $(TAGS) ./...
+	$(GO) vet $(TEST_TAGS) ./...
 
 clean:
 	rm -rf bin

@@ -1,3 +1,5 @@
+//go:build integration
+
 package main
 
 import (
@@ -10,7 +12,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,28 +20,6 @@ import (
 	"github.com/dptrain/dptrain/cmd/dptrain/internal/sweep"
 	"github.com/dptrain/dptrain/cmd/dptrain/internal/tune"
 	"github.com/dptrain/dptrain/train"
-)
-
-// slurmTiny is a 4-cell suite (2 variants × 2 seeds) on the synthetic mixture.
-const (
-	slurmTinyConfig = `name: tiny
-data: {dataset: synthetic-mixture, normalize: none}
-model: {kind: mlp, hidden: [16], activation: tanh}
-optimizer: {algorithm: dp-sgd, update: momentum, momentum: 0.9, learning_rate: 0.2, batch_size: 240, clip_norm: 1, noise_multiplier: 1.0}
-privacy: {delta: 1.0e-5, accountants: [rdp]}
-training: {steps: 20, checkpoint_every: 10}
-output: {dir: unused}
-`
-	slurmTinySuite = `name: slurm-tiny
-config: base.yaml
-axes:
-  - name: algorithm
-    values:
-      - label: dp-sgd
-      - label: dp-sgd-plain
-        set: [optimizer.update=sgd, optimizer.learning_rate=1]
-seeds: [1, 2]
-`
 )
 
 // TestSlurmJobArray starts a single-node Slurm cluster on 127.0.0.1 (munged, slurmctld, slurmd
@@ -102,17 +81,6 @@ func TestSlurmJobArray(t *testing.T) {
 		t.Errorf("some cells did not finish:\n%s", md)
 	}
 }
-
-// slurmTuneSpace is a seeded search of two learning rates with K ~ Poisson(2.5): seed 7 draws
-// K = 4. A seeded search is NOT private; this one is for a test.
-const slurmTuneSpace = `target_epsilon: 4
-delta: 1.0e-5
-seed: 7
-candidates: {law: poisson, mean: 2.5}
-validation: {fraction: 0.1, noise: 10}
-parameters:
-  - {key: optimizer.learning_rate, values: [0.1, 0.3]}
-`
 
 // TestSlurmTune runs a private search's candidates as a Slurm job array on a single-node
 // cluster: dptrain tune --slurm draws the search and writes the array without training; before
@@ -216,53 +184,6 @@ func TestSlurmTune(t *testing.T) {
 	if l := readTuneState(t, here); !reflect.DeepEqual(l.Candidates, after.Candidates) {
 		t.Errorf("one seed, two searches:\non Slurm %+v\nhere     %+v", after.Candidates, l.Candidates)
 	}
-}
-
-// writeTuneSearch writes the base config baseText and slurmTuneSpace into dir and returns
-// their paths.
-func writeTuneSearch(t *testing.T, dir, baseText string) (base, space string) {
-	t.Helper()
-	base, space = filepath.Join(dir, "base.yaml"), filepath.Join(dir, "space.yaml")
-	for path, text := range map[string]string{base: baseText, space: slurmTuneSpace} {
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return base, space
-}
-
-// checkScoredAsDrawn checks that a finished search has the K and candidates it was drawn with,
-// every candidate scored.
-func checkScoredAsDrawn(t *testing.T, drawn, now tune.State) {
-	t.Helper()
-	if now.K != drawn.K || len(now.Candidates) != len(drawn.Candidates) {
-		t.Fatalf("the search was drawn again: K %d → %d", drawn.K, now.K)
-	}
-	for i, c := range now.Candidates {
-		if c.Score == nil || !slices.Equal(c.Set, drawn.Candidates[i].Set) || *c.Seed != *drawn.Candidates[i].Seed {
-			t.Errorf("candidate %d: drawn %+v, now %+v", i, drawn.Candidates[i], c)
-		}
-	}
-}
-
-// readTuneState reads a search's private record.
-func readTuneState(t *testing.T, out string) tune.State {
-	t.Helper()
-	return readJSONFile[tune.State](t, filepath.Join(out, tune.PrivateDir, tune.StateFile))
-}
-
-// readJSONFile decodes the JSON file at path.
-func readJSONFile[T any](t *testing.T, path string) T {
-	t.Helper()
-	var v T
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return v
 }
 
 // withoutPublish is dptrain tune's output without its "publish DIR/..." line, which names the

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -140,4 +142,62 @@ func TestTuneSlurmResubmitsOnlyUnfinished(t *testing.T) {
 	if st := readTuneState(t, out); st.K != 4 || st.Candidates[1].Failed != "simulated failure" {
 		t.Errorf("K = %d, candidate 1 %+v: want the failure counted", st.K, st.Candidates[1])
 	}
+}
+
+// slurmTuneSpace is a seeded search of two learning rates with K ~ Poisson(2.5): seed 7 draws
+// K = 4. A seeded search is NOT private; this one is for a test.
+const slurmTuneSpace = `target_epsilon: 4
+delta: 1.0e-5
+seed: 7
+candidates: {law: poisson, mean: 2.5}
+validation: {fraction: 0.1, noise: 10}
+parameters:
+  - {key: optimizer.learning_rate, values: [0.1, 0.3]}
+`
+
+// writeTuneSearch writes the base config baseText and slurmTuneSpace into dir and returns
+// their paths.
+func writeTuneSearch(t *testing.T, dir, baseText string) (base, space string) {
+	t.Helper()
+	base, space = filepath.Join(dir, "base.yaml"), filepath.Join(dir, "space.yaml")
+	for path, text := range map[string]string{base: baseText, space: slurmTuneSpace} {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return base, space
+}
+
+// checkScoredAsDrawn checks that a finished search has the K and candidates it was drawn with,
+// every candidate scored.
+func checkScoredAsDrawn(t *testing.T, drawn, now tune.State) {
+	t.Helper()
+	if now.K != drawn.K || len(now.Candidates) != len(drawn.Candidates) {
+		t.Fatalf("the search was drawn again: K %d → %d", drawn.K, now.K)
+	}
+	for i, c := range now.Candidates {
+		if c.Score == nil || !slices.Equal(c.Set, drawn.Candidates[i].Set) || *c.Seed != *drawn.Candidates[i].Seed {
+			t.Errorf("candidate %d: drawn %+v, now %+v", i, drawn.Candidates[i], c)
+		}
+	}
+}
+
+// readTuneState reads a search's private record.
+func readTuneState(t *testing.T, out string) tune.State {
+	t.Helper()
+	return readJSONFile[tune.State](t, filepath.Join(out, tune.PrivateDir, tune.StateFile))
+}
+
+// readJSONFile decodes the JSON file at path.
+func readJSONFile[T any](t *testing.T, path string) T {
+	t.Helper()
+	var v T
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return v
 }
