@@ -309,6 +309,19 @@ PartitionName=test Nodes=dptrain Default=YES MaxTime=INFINITE State=UP
 		out, err := exec.Command("sinfo", "-h", "-o", "%t").Output()
 		return err == nil && strings.TrimSpace(string(out)) == "idle"
 	})
+	// Before the daemons stop (cleanups run last first), cancel every job left, so that no
+	// job step (slurmstepd and the task under it) outlives the test.
+	t.Cleanup(func() {
+		exec.Command("scancel", "--full", "--partition", "test").Run()
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			if out, err := exec.Command("squeue", "-h").Output(); err != nil || len(bytes.TrimSpace(out)) == 0 {
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		t.Logf("jobs still queued after scancel: the daemons stop now")
+	})
 	return conf
 }
 
