@@ -9,6 +9,7 @@ import (
 	"github.com/dptrain/dptrain/algorithm/dpulr"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/models/graph"
 	"github.com/dptrain/dptrain/optim"
 )
 
@@ -36,7 +37,7 @@ func BenchmarkDPULRStep(b *testing.B) {
 		data.Y[i] = int32(rng.IntN(10))
 	}
 	run := func(b *testing.B, o optim.Optimizer) {
-		m, err := models.New(spec, rand.New(rand.NewPCG(3, 4)))
+		m, err := graph.New(spec, rand.New(rand.NewPCG(3, 4)))
 		if err != nil {
 			b.Fatal(err)
 		}

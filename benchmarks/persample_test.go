@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/models/graph"
 	"github.com/dptrain/dptrain/optim"
 )
 
@@ -30,7 +31,7 @@ func benchStep(b *testing.B, spec models.Spec) {
 	}{{"sgd", math.Inf(1)}, {"dpsgd", 1.0}} {
 		b.Run(bc.name, func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 2))
-			m, err := models.New(spec, rng)
+			m, err := graph.New(spec, rng)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -89,7 +90,7 @@ func BenchmarkPerSampleCNN(b *testing.B) {
 	for _, engine := range []string{"direct", "graph"} {
 		b.Run(engine, func(b *testing.B) {
 			rng := rand.New(rand.NewPCG(1, 2))
-			m, err := models.New(models.Spec{Kind: "cnn-tramer-boneh", Engine: engine}, rng)
+			m, err := graph.New(models.Spec{Kind: "cnn-tramer-boneh", Engine: engine}, rng)
 			if err != nil {
 				b.Fatal(err)
 			}

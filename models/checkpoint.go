@@ -68,7 +68,7 @@ func (nw *Network) WriteParams(w io.Writer) error {
 // file is checked against the bytes actually present, and the checksum is verified, before any
 // memory is allocated for the network: a crafted or damaged file is an error, never an
 // out-of-memory crash.
-func ReadParams(r io.Reader) (*Network, error) {
+func ReadParams(r io.Reader, opts ...Option) (*Network, error) {
 	b, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("models: reading parameters: %w", err)
@@ -114,7 +114,7 @@ func ReadParams(r io.Reader) (*Network, error) {
 	if uint64(p.nparam) != n {
 		return nil, fmt.Errorf("models: the file holds %d parameters, its spec %q needs %d", n, res.name, p.nparam)
 	}
-	nw, err := newUninitialised(spec)
+	nw, err := newUninitialised(spec, opts)
 	if err != nil {
 		return nil, fmt.Errorf("models: the file's spec does not build: %w", err)
 	}
@@ -180,13 +180,13 @@ func Save(path string, nw *Network) (err error) {
 }
 
 // Load reads the network saved at path.
-func Load(path string) (*Network, error) {
+func Load(path string, opts ...Option) (*Network, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("models: loading parameters: %w", err)
 	}
 	defer f.Close()
-	nw, err := ReadParams(f)
+	nw, err := ReadParams(f, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

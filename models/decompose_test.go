@@ -1,4 +1,4 @@
-package models
+package models_test
 
 import (
 	"fmt"
@@ -6,6 +6,9 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	. "github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/models/graph"
 )
 
 // clipInPlace scales g to min(1, c/‖g‖)·g with the rounded-down float32 factor.
@@ -35,11 +38,11 @@ func TestClippingDecomposes(t *testing.T) {
 		tol   = 1e-4 // float32 sums of n vectors of norm ≤ C
 	)
 	for _, tc := range tinySpecs {
-		nw, err := New(tc.spec, rand.New(rand.NewPCG(3, 4)))
+		nw, err := graph.New(tc.spec, rand.New(rand.NewPCG(3, 4)))
 		if err != nil {
 			t.Fatalf("%s: New: %v", tc.name, err)
 		}
-		np, d := len(nw.Params()), nw.inDim
+		np, d := len(nw.Params()), nw.InDim()
 		for _, scale := range []float32{1, 10, 100, 1000} {
 			for _, pos := range []int{-1, 0, n / 2, n - 1} { // -1: no crafted example
 				rng := rand.New(rand.NewPCG(5, uint64(pos+1)))
@@ -87,7 +90,7 @@ func TestClippingDecomposes(t *testing.T) {
 
 // withoutExample returns b with example i removed.
 func withoutExample(nw *Network, b Batch, i int) Batch {
-	d := nw.inDim
+	d := nw.InDim()
 	return Batch{X: append(slices.Clone(b.X[:i*d]), b.X[(i+1)*d:b.N*d]...),
 		Y: append(slices.Clone(b.Y[:i]), b.Y[i+1:b.N]...), N: b.N - 1}
 }
@@ -101,7 +104,7 @@ func TestNonFiniteExampleIsClippedToZero(t *testing.T) {
 		for _, engine := range []string{"auto", "graph"} {
 			spec := tc.spec
 			spec.Engine = engine
-			nw, err := New(spec, rand.New(rand.NewPCG(1, 2)))
+			nw, err := graph.New(spec, rand.New(rand.NewPCG(1, 2)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -110,7 +113,7 @@ func TestNonFiniteExampleIsClippedToZero(t *testing.T) {
 				for _, pos := range []int{0, 2} {
 					name := fmt.Sprintf("%s/%s/%v at %d", tc.name, nw.Engine(), bad, pos)
 					b := randomBatch(rand.New(rand.NewPCG(9, 9)), nw, 3)
-					b.X[pos*nw.inDim] = bad
+					b.X[pos*nw.InDim()] = bad
 					rest := withoutExample(nw, b, pos)
 					got, want := make([]float32, np), make([]float32, np)
 					norms := make([]float64, 3)

@@ -6,6 +6,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 
 	"github.com/dptrain/dptrain/internal/kernels"
+	"github.com/dptrain/dptrain/models/internal/core"
 )
 
 // The direct executor's backward pass: the ops in reverse order, each writing or adding its
@@ -15,7 +16,7 @@ import (
 // place to the gradient with respect to its raw weights when the layer is standardised.
 func (dr *direct) standardiseBack(j int, v []float32, s *directScratch) {
 	if l := &dr.nw.plan.layers[j]; l.ws {
-		s.wsAcc = standardiseBack(v, dr.wp[j], dr.inv[j], l.d, l.k, s.wsAcc)
+		s.wsAcc = core.StandardiseBack(v, dr.wp[j], dr.inv[j], l.d, l.k, s.wsAcc)
 	}
 }
 
@@ -145,7 +146,7 @@ func (dr *direct) backward(lo, m int, s *directScratch) {
 			}
 		case opFlatten:
 			for k := 0; k < m; k++ {
-				transpose(dy[k*os:(k+1)*os], dx[k*is:(k+1)*is], o.ic, o.ih*o.iw)
+				core.Transpose(dy[k*os:(k+1)*os], dx[k*is:(k+1)*is], o.ic, o.ih*o.iw)
 			}
 		}
 		if o.acc && writes {

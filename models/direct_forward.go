@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 
 	"github.com/dptrain/dptrain/internal/kernels"
+	"github.com/dptrain/dptrain/models/internal/core"
 )
 
 // The direct executor's forward pass: loading a block's inputs, running the ops in forward
@@ -29,7 +30,7 @@ func (dr *direct) load(b Batch, start, lo, m int) {
 	dst := dr.x[lo*d : (lo+m)*d]
 	if in := nw.res.input; len(in) == 3 && in[0] > 1 {
 		for s := 0; s < m; s++ {
-			transpose(src[s*d:(s+1)*d], dst[s*d:(s+1)*d], in[0], in[1]*in[2])
+			core.Transpose(src[s*d:(s+1)*d], dst[s*d:(s+1)*d], in[0], in[1]*in[2])
 		}
 		return
 	}
@@ -142,7 +143,7 @@ func (dr *direct) forward(lo, m int, s *directScratch) {
 		case opFlatten:
 			// NHWC to the graph's (channel, row, column) order, which the dense weights index.
 			for k := 0; k < m; k++ {
-				transpose(x[k*is:(k+1)*is], y[k*os:(k+1)*os], o.ih*o.iw, o.ic)
+				core.Transpose(x[k*is:(k+1)*is], y[k*os:(k+1)*os], o.ih*o.iw, o.ic)
 			}
 		}
 	}
@@ -170,14 +171,14 @@ func (dr *direct) loss(b Batch, start, lo, m int, grad bool, st *Stats, pred []i
 		if b.Y != nil {
 			y = int(b.Y[start+k])
 		}
-		best := scoreRow(row, y, st)
+		best := core.ScoreRow(row, y, st)
 		if pred != nil {
 			pred[start+k] = int32(best)
 		}
 		if !grad {
 			continue
 		}
-		lse := logSumExp(row)
+		lse := core.LogSumExp(row)
 		g := dr.gl[k*c : (k+1)*c]
 		for j, v := range row {
 			p := math.Exp(float64(v) - lse)

@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/dptrain/dptrain/internal/kernels"
+	"github.com/dptrain/dptrain/models/internal/core"
 )
 
 // The direct executor's plan: the op list a network's plan becomes, and the buffers and
@@ -139,7 +140,7 @@ func newDirect(nw *Network) *direct {
 			return nil
 		}
 		d.oh, d.ow, d.oc = h, w, c
-		if d.outSize() != prod(o.out) {
+		if d.outSize() != core.Prod(o.out) {
 			return nil
 		}
 		dr.ops = append(dr.ops, d)
@@ -332,7 +333,7 @@ func (dr *direct) refreshWeights() error {
 		l := &dr.nw.plan.layers[j]
 		src := dr.nw.params[l.w : l.w+l.d*l.k]
 		if l.ws {
-			standardise(src, dr.hat[j], dr.inv[j], dr.mean, l.d, l.k)
+			core.Standardise(src, dr.hat[j], dr.inv[j], dr.mean, l.d, l.k)
 			src = dr.hat[j]
 		}
 		for r, pr := range dr.perm[j] {

@@ -1,4 +1,4 @@
-package models
+package models_test
 
 import (
 	"fmt"
@@ -8,30 +8,33 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	. "github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/models/graph"
 )
 
 // enginePair builds spec twice with the same parameters: on the direct executor (engine auto)
 // and on the gorgonia graph (engine graph).
-func enginePair(t *testing.T, spec Spec) (direct, graph *Network) {
+func enginePair(t *testing.T, spec Spec) (direct, onGraph *Network) {
 	t.Helper()
 	return enginePairOn(t, spec, "auto")
 }
 
 // enginePairOn is enginePair with the direct executor's engine named: auto or dnnl.
-func enginePairOn(t *testing.T, spec Spec, engine string) (direct, graph *Network) {
+func enginePairOn(t *testing.T, spec Spec, engine string) (direct, onGraph *Network) {
 	t.Helper()
 	spec.Engine = engine
-	d, err := New(spec, rand.New(rand.NewPCG(7, 8)))
+	d, err := graph.New(spec, rand.New(rand.NewPCG(7, 8)))
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
 	spec.Engine = "graph"
-	g, err := New(spec, rand.New(rand.NewPCG(7, 8)))
+	g, err := graph.New(spec, rand.New(rand.NewPCG(7, 8)))
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
 	copy(g.Params(), d.Params())
-	if g.dr != nil {
+	if g.HasDirect() {
 		t.Fatal("engine graph built a direct executor")
 	}
 	return d, g
@@ -60,7 +63,7 @@ var directSpecs = []struct {
 		{Type: "resblock", Out: 8, Groups: 2}, {Type: "resblock", Out: 12, Stride: 2, Groups: 3},
 		{Type: "globalavgpool"}, {Type: "dense", Out: 4}}}},
 	// ResNet-20's first stage on 32×32 inputs: large enough per sample that it runs in blocks
-	// of fewer than directBlock samples.
+	// of fewer than DirectBlock samples.
 	{"resnet-stage1", resnetStage1},
 }
 
@@ -74,7 +77,7 @@ var resnetStage1 = Spec{Kind: "cnn", Input: []int{3, 32, 32}, Classes: 10, Layer
 // across chunks, at input scales 1 and 100. Networks it does not run must get no executor.
 func TestDirectMatchesGraph(t *testing.T) {
 	testMatchesGraph(t, "auto")
-	if dnnlBuilt {
+	if DNNLBuilt {
 		testMatchesGraph(t, "direct") // auto runs conv networks on oneDNN then
 	}
 }
@@ -97,10 +100,10 @@ func testMatchesGraph(t *testing.T, engine string) {
 		spec := tc.spec
 		spec.Chunk = 64
 		d, g := enginePairOn(t, spec, engine)
-		if (d.dr == nil) != unsupported[tc.name] {
-			t.Fatalf("%s: direct executor built = %v, want %v", tc.name, d.dr != nil, !unsupported[tc.name])
+		if (!d.HasDirect()) != unsupported[tc.name] {
+			t.Fatalf("%s: direct executor built = %v, want %v", tc.name, d.HasDirect(), !unsupported[tc.name])
 		}
-		if d.dr == nil {
+		if !d.HasDirect() {
 			continue
 		}
 		np := len(d.Params())
@@ -285,9 +288,9 @@ func testClippingDecomposes(t *testing.T, spec Spec) {
 		tol  = 1e-4
 	)
 	d, _ := enginePair(t, spec)
-	np, dim, blk := len(d.Params()), d.inDim, d.dr.block
-	if spec.Kind == "cnn" && blk >= directBlock {
-		t.Fatalf("the ResNet stage runs in blocks of %d, want fewer than %d", blk, directBlock)
+	np, dim, blk := len(d.Params()), d.InDim(), d.BlockSize()
+	if spec.Kind == "cnn" && blk >= DirectBlock {
+		t.Fatalf("the ResNet stage runs in blocks of %d, want fewer than %d", blk, DirectBlock)
 	}
 	for _, scale := range []float32{1, 1000} {
 		for _, pos := range []int{0, blk - 1, blk, n - 1} {
@@ -329,7 +332,7 @@ func testClippingDecomposes(t *testing.T, spec Spec) {
 func TestDirectNonFiniteIsClippedToZero(t *testing.T) {
 	d, _ := enginePair(t, Spec{Kind: "cnn-tramer-boneh"})
 	b := randomBatch(rand.New(rand.NewPCG(5, 6)), d, 70)
-	b.X[40*d.inDim+300] = float32(math.NaN())
+	b.X[40*d.InDim()+300] = float32(math.NaN())
 	rest := withoutExample(d, b, 40)
 	np := len(d.Params())
 	got, want := make([]float32, np), make([]float32, np)
@@ -358,15 +361,15 @@ func TestDirectNonFiniteIsClippedToZero(t *testing.T) {
 
 // TestEngineOption checks the engine setting's errors.
 func TestEngineOption(t *testing.T) {
-	if _, err := New(Spec{Kind: "mlp", Hidden: []int{8}, Activation: "gelu", Engine: "direct"}, rand.New(rand.NewPCG(1, 1))); err == nil || !strings.Contains(err.Error(), "engine auto or graph") {
+	if _, err := graph.New(Spec{Kind: "mlp", Hidden: []int{8}, Activation: "gelu", Engine: "direct"}, rand.New(rand.NewPCG(1, 1))); err == nil || !strings.Contains(err.Error(), "engine auto or graph") {
 		t.Errorf("engine direct on a gelu network: got %v", err)
 	}
-	if _, err := New(Spec{Kind: "mlp", Engine: "fast"}, rand.New(rand.NewPCG(1, 1))); err == nil || !strings.Contains(err.Error(), "auto, direct, dnnl or graph") {
+	if _, err := graph.New(Spec{Kind: "mlp", Engine: "fast"}, rand.New(rand.NewPCG(1, 1))); err == nil || !strings.Contains(err.Error(), "auto, direct, dnnl or graph") {
 		t.Errorf("unknown engine: got %v", err)
 	}
 	for _, kind := range []string{"cnn-tramer-boneh", "resnet20-gn"} {
-		nw, err := New(Spec{Kind: kind, Engine: "direct"}, rand.New(rand.NewPCG(1, 1)))
-		if err != nil || nw.dr == nil {
+		nw, err := graph.New(Spec{Kind: kind, Engine: "direct"}, rand.New(rand.NewPCG(1, 1)))
+		if err != nil || !nw.HasDirect() {
 			t.Errorf("engine direct on %s: %v", kind, err)
 		}
 	}
@@ -392,7 +395,7 @@ func diffNorm(a, b []float32) float64 {
 func TestPerSampleOverflowIsClippedToZero(t *testing.T) {
 	spec := Spec{Kind: "mlp", Input: []int{1}, Classes: 2, Hidden: []int{1}, Activation: "relu"}
 	d, g := enginePair(t, spec)
-	if d.dr == nil {
+	if !d.HasDirect() {
 		t.Fatal("no direct executor for a dense MLP")
 	}
 	for _, nw := range []*Network{d, g} {

@@ -1,16 +1,19 @@
-package models
+package models_test
 
 import (
 	"math/rand/v2"
 	"runtime"
 	"strings"
 	"testing"
+
+	. "github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/models/graph"
 )
 
 // skipWithoutDNNL skips a test of engine dnnl in a binary built without the dnnl tag.
 func skipWithoutDNNL(t *testing.T) {
 	t.Helper()
-	if !dnnlBuilt {
+	if !DNNLBuilt {
 		t.Skip("oneDNN not built in: apt-get install libdnnl-dev, then go test -tags \"openblas dnnl\" (make picks the tag when the library is installed)")
 	}
 }
@@ -38,8 +41,8 @@ func TestDNNLEngine(t *testing.T) {
 		{"resnet20-gn", 1 + 1 + 3 + 3},
 	}
 	for _, tc := range cases {
-		nw, err := New(Spec{Kind: tc.kind, Engine: "dnnl"}, rand.New(rand.NewPCG(1, 2)))
-		if !dnnlBuilt {
+		nw, err := graph.New(Spec{Kind: tc.kind, Engine: "dnnl"}, rand.New(rand.NewPCG(1, 2)))
+		if !DNNLBuilt {
 			if err == nil || !strings.Contains(err.Error(), "apt-get install libdnnl-dev") {
 				t.Errorf("%s: engine dnnl without the dnnl tag: got %v, want the install command", tc.kind, err)
 			}
@@ -51,8 +54,8 @@ func TestDNNLEngine(t *testing.T) {
 		if nw.Engine() != "dnnl" {
 			t.Errorf("%s: Engine() = %q, want dnnl", tc.kind, nw.Engine())
 		}
-		if got := len(nw.dr.dn.impl()); got != tc.shapes {
-			t.Errorf("%s: %d primitive sets, want one per distinct shape, %d: %q", tc.kind, got, tc.shapes, nw.dr.dn.impl())
+		if got := len(nw.DNNLImpl()); got != tc.shapes {
+			t.Errorf("%s: %d primitive sets, want one per distinct shape, %d: %q", tc.kind, got, tc.shapes, nw.DNNLImpl())
 		}
 	}
 }
@@ -76,14 +79,14 @@ func TestDNNLFreedWithNetwork(t *testing.T) {
 		}
 		return g
 	}
-	keep, err := New(spec, rand.New(rand.NewPCG(3, 4)))
+	keep, err := graph.New(spec, rand.New(rand.NewPCG(3, 4)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := randomBatch(rand.New(rand.NewPCG(5, 6)), keep, 9)
 	want := sum(keep, b)
 	for range 20 {
-		nw, err := New(spec, rand.New(rand.NewPCG(3, 4)))
+		nw, err := graph.New(spec, rand.New(rand.NewPCG(3, 4)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,15 +1,18 @@
-package models
+package models_test
 
 import (
 	"math"
 	"math/rand/v2"
 	"sort"
 	"testing"
+
+	. "github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/models/graph"
 )
 
 // randomBatch draws n examples with standard normal inputs and uniform labels.
 func randomBatch(rng *rand.Rand, nw *Network, n int) Batch {
-	b := Batch{X: make([]float32, n*nw.inDim), Y: make([]int32, n), N: n}
+	b := Batch{X: make([]float32, n*nw.InDim()), Y: make([]int32, n), N: n}
 	for i := range b.X {
 		b.X[i] = float32(rng.NormFloat64())
 	}
@@ -30,7 +33,7 @@ func relErr(got, want []float32) float64 {
 	return math.Sqrt(d) / math.Max(math.Sqrt(w), 1e-12)
 }
 
-func norm2(g []float32) float64 { return math.Sqrt(sumSq(g)) }
+func norm2(g []float32) float64 { return math.Sqrt(SumSquares(g)) }
 
 var tinySpecs = []struct {
 	name string
@@ -71,7 +74,7 @@ func TestClippedGradSumMatchesReference(t *testing.T) {
 			spec := tc.spec
 			spec.Chunk = chunk
 			rng := rand.New(rand.NewPCG(1, uint64(chunk)))
-			nw, err := New(spec, rng)
+			nw, err := graph.New(spec, rng)
 			if err != nil {
 				t.Fatalf("%s: New: %v", tc.name, err)
 			}
@@ -83,7 +86,7 @@ func TestClippedGradSumMatchesReference(t *testing.T) {
 			var refLoss float64
 			for i := range ref {
 				ref[i] = make([]float32, np)
-				loss, err := nw.ReferenceGrad(b.X[i*nw.inDim:(i+1)*nw.inDim], b.Y[i], ref[i])
+				loss, err := nw.ReferenceGrad(b.X[i*nw.InDim():(i+1)*nw.InDim()], b.Y[i], ref[i])
 				if err != nil {
 					t.Fatalf("%s: ReferenceGrad: %v", tc.name, err)
 				}
@@ -164,7 +167,7 @@ func TestGradientFiniteDifferences(t *testing.T) {
 	)
 	for _, tc := range tinySpecs {
 		rng := rand.New(rand.NewPCG(7, 7))
-		nw, err := New(tc.spec, rng)
+		nw, err := graph.New(tc.spec, rng)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}

@@ -1,4 +1,4 @@
-package models
+package models_test
 
 import (
 	"fmt"
@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	. "github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/models/graph"
 )
 
 // Everything an example contributes to a private release must depend on that example alone:
@@ -86,7 +89,7 @@ func slotRun(t *testing.T, nw *Network, b Batch, slots []int, noise [][]float32,
 	for k, s := range slots {
 		out[k].norm = norms[s]
 	}
-	if nw.refuseStandardised() != nil {
+	if nw.RefuseStandardised() != nil {
 		return out // standardised weights: no forward-only estimators
 	}
 	lin := nw.LinearLayers()
@@ -111,7 +114,7 @@ func slotRun(t *testing.T, nw *Network, b Batch, slots []int, noise [][]float32,
 	for k, s := range slots {
 		out[k].perturbed = perturbed[s]
 	}
-	if nw.forwardOnlyCovered() != nil {
+	if nw.ForwardOnlyCovered() != nil {
 		return out // GroupNorm: no trace
 	}
 	tr, err := nw.Trace(b)
@@ -203,13 +206,13 @@ func TestGraphSlotInvariance(t *testing.T) {
 			for _, chunk := range tc.chunks {
 				spec := tc.spec
 				spec.Engine, spec.Chunk = "graph", chunk
-				nw, err := New(spec, rand.New(rand.NewPCG(5, 6)))
+				nw, err := graph.New(spec, rand.New(rand.NewPCG(5, 6)))
 				if err != nil {
 					t.Fatal(err)
 				}
 				if ref == nil {
 					ref = nw
-					target.X = make([]float32, nw.inDim)
+					target.X = make([]float32, nw.InDim())
 					for i := range target.X {
 						target.X[i] = rng.Float32()
 					}
@@ -227,7 +230,7 @@ func TestGraphSlotInvariance(t *testing.T) {
 						t.Errorf("chunk %d, alone: %s", chunk, strings.Join(d, "; "))
 					}
 				}
-				b := Batch{X: make([]float32, n*nw.inDim), Y: make([]int32, n), N: n}
+				b := Batch{X: make([]float32, n*nw.InDim()), Y: make([]int32, n), N: n}
 				for i := range b.X {
 					b.X[i] = rng.Float32()
 				}
@@ -235,7 +238,7 @@ func TestGraphSlotInvariance(t *testing.T) {
 					b.Y[i] = int32(rng.IntN(nw.Classes()))
 				}
 				for _, s := range slots {
-					copy(b.X[s*nw.inDim:(s+1)*nw.inDim], target.X)
+					copy(b.X[s*nw.InDim():(s+1)*nw.InDim()], target.X)
 					b.Y[s] = target.Y[0]
 				}
 				for k, got := range slotRun(t, nw, b, slots, noise, rng) {

@@ -6,16 +6,17 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/dptrain/dptrain/internal/kernels"
+	"github.com/dptrain/dptrain/models/internal/core"
 )
 
-// Network is a Model built from a Spec: a gorgonia graph per batch-size bucket (graph shapes
-// are static), compiled lazily and reused, over one flat parameter vector.
+// Network is a Model built from a Spec, over one flat parameter vector. Its passes run on the
+// direct executor (direct.go) or, for what the direct executor does not run (gelu layers,
+// engine graph), on a graph engine (Graph, package models/graph), which also provides
+// Trace, PerturbedLosses, PerturbedLossesFrom and ReferenceGrad.
 //
 // Batches larger than the spec's Chunk are processed in chunks of at most Chunk samples, so
-// memory does not grow with the batch size; a chunk of m samples runs on the graph for the
-// smallest bucket ≥ m (buckets are multiples of Chunk/8), padded with rows whose loss has
-// weight zero. Per-sample quantities never mix samples, so chunking changes no result.
+// memory does not grow with the batch size. Per-sample quantities never mix samples, so
+// chunking changes no result.
 //
 // A Network is not safe for concurrent use.
 type Network struct {
@@ -25,21 +26,8 @@ type Network struct {
 	params []float32
 	inDim  int
 
-	tapes map[tapeKey]*tape
-	dr    *direct // the direct executor (direct.go), nil when the graph runs every pass
-
-	sq      []float64 // per-sample squared norms of a chunk
-	scale   []float32 // per-sample clip factors of a chunk
-	sample  []float32 // one sample's gradient (PerSampleGradSum)
-	scratch []float32 // per-sample conv gradients, column sums
-	norm64  []float64 // Gram matrices and their inputs in float64 (squaredNorms)
-	ws      wsState   // standardised conv weights for the graph's ghost path (ws.go)
-}
-
-type tapeKey struct {
-	n    int
-	m    mode
-	from int // modeResume: the parameter layer the graph starts at
+	dr *direct // the direct executor (direct.go), nil when the graph runs every pass
+	gr Graph   // the graph engine (WithGraph), nil without one
 }
 
 var _ Model = (*Network)(nil)
@@ -48,11 +36,15 @@ var _ Model = (*Network)(nil)
 // followed by relu or gelu with He et al. (2015) normal N(0, 2/fan_in), other weights with
 // Glorot & Bengio (2010) uniform U(±√(6/(fan_in+fan_out))), biases and GroupNorm shifts 0,
 // GroupNorm scales 1.
-func New(spec Spec, rng *rand.Rand) (*Network, error) {
+//
+// Without WithGraph the network has no graph engine: a spec that only the graph runs is an
+// error, and Trace, PerturbedLosses, PerturbedLossesFrom and ReferenceGrad fail; package
+// models/graph's New builds the network with one.
+func New(spec Spec, rng *rand.Rand, opts ...Option) (*Network, error) {
 	if rng == nil {
 		return nil, errors.New("models: New needs a *rand.Rand for initialisation")
 	}
-	nw, err := newUninitialised(spec)
+	nw, err := newUninitialised(spec, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +52,7 @@ func New(spec Spec, rng *rand.Rand) (*Network, error) {
 	return nw, nil
 }
 
-func newUninitialised(spec Spec) (*Network, error) {
+func newUninitialised(spec Spec, opts []Option) (*Network, error) {
 	r, err := spec.resolve()
 	if err != nil {
 		return nil, err
@@ -69,11 +61,15 @@ func newUninitialised(spec Spec) (*Network, error) {
 	if err != nil {
 		return nil, err
 	}
-	nw := &Network{spec: spec, res: r, plan: p, params: make([]float32, p.nparam),
-		inDim: prod(r.input), tapes: make(map[tapeKey]*tape)}
-	// Compile the smallest training graph now, so that a spec gorgonia cannot build fails here.
-	if _, err := nw.tape(nw.bucket(1), modeGhost); err != nil {
-		return nil, err
+	nw := &Network{spec: spec, res: r, plan: p, params: make([]float32, p.nparam), inDim: core.Prod(r.input)}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.graph != nil {
+		if nw.gr, err = o.graph(nw.describe()); err != nil {
+			return nil, err
+		}
 	}
 	if r.engine != "graph" {
 		nw.dr = newDirect(nw)
@@ -87,6 +83,12 @@ func newUninitialised(spec Spec) (*Network, error) {
 				return nil, err
 			}
 		}
+	}
+	if nw.dr == nil && nw.gr == nil {
+		if r.engine == "graph" {
+			return nil, fmt.Errorf("models: engine graph runs %s on the graph engine, which only package models/graph builds: use graph.New or graph.Load", r.name)
+		}
+		return nil, fmt.Errorf("models: the direct executor cannot run %s (it runs every layer but gelu, on square kernels and square global pooling): build it with package models/graph (graph.New or graph.Load), which runs it on the graph", r.name)
 	}
 	return nw, nil
 }
@@ -148,7 +150,7 @@ func (nw *Network) InputShape() []int { return append([]int(nil), nw.res.input..
 // Classes is the number of classes.
 func (nw *Network) Classes() int { return nw.res.classes }
 
-// Params aliases the parameter storage the graphs read.
+// Params aliases the parameter storage the engines read.
 func (nw *Network) Params() []float32 { return nw.params }
 
 // Layout describes the parameter tensors inside Params, in order.
@@ -161,34 +163,8 @@ func (nw *Network) Layout() []ParamInfo {
 	return out
 }
 
-// Chunk is the largest number of samples one graph run processes.
+// Chunk is the largest number of samples one run processes.
 func (nw *Network) Chunk() int { return nw.res.chunk }
-
-// bucket is the number of rows a graph run over m samples uses: always the chunk, padded
-// rows masked out. A run's shape must not depend on how many samples it holds: BLAS kernels
-// (OpenBLAS's among them) choose their blocking, and so each row's summation order, from the
-// matrix shape, and under cancellation that rounding moves one sample's gradient when another
-// sample joins or leaves the batch (measured: 0.1% of the clip norm on an MLP whose
-// pre-activations cancel). With a fixed shape a sample's result depends on itself alone.
-func (nw *Network) bucket(int) int { return nw.res.chunk }
-
-func (nw *Network) tape(n int, m mode) (*tape, error) {
-	return nw.tapeFrom(n, m, 0)
-}
-
-// tapeFrom is tape with the start layer of a modeResume graph.
-func (nw *Network) tapeFrom(n int, m mode, from int) (*tape, error) {
-	k := tapeKey{n, m, from}
-	if t, ok := nw.tapes[k]; ok {
-		return t, nil
-	}
-	t, err := nw.build(n, m, from)
-	if err != nil {
-		return nil, err
-	}
-	nw.tapes[k] = t
-	return t, nil
-}
 
 func (nw *Network) checkBatch(b Batch) error {
 	if b.N < 0 {
@@ -208,105 +184,6 @@ func (nw *Network) checkBatch(b Batch) error {
 	return nil
 }
 
-// run loads samples [start, start+m) of b into t (padding the rest with zero rows of zero
-// loss weight), refreshes the broadcast parameter inputs, and runs the graph.
-func (nw *Network) run(t *tape, b Batch, start, m int) error {
-	d := nw.inDim
-	copy(t.x, b.X[start*d:(start+m)*d])
-	clear(t.x[m*d:])
-	if t.t != nil {
-		c := nw.res.classes
-		clear(t.t)
-		for i := 0; i < m; i++ {
-			t.t[i*c+int(b.Y[start+i])] = 1
-		}
-	}
-	return nw.runLoaded(t, start, m)
-}
-
-// runLoaded refreshes t's broadcast parameter inputs, adds t's perturbation of samples
-// [start, start+m) and runs the graph on the inputs already loaded.
-func (nw *Network) runLoaded(t *tape, start, m int) error {
-	if t.mode != modeRef {
-		for j := range nw.plan.layers {
-			l := &nw.plan.layers[j]
-			switch l.kind {
-			case kindDense, kindConv:
-				if l.b < 0 {
-					// No bias: E is zero, and must be reset, since addPerturbation adds the
-					// noise of a perturbed pass into it.
-					clear(t.e[j])
-					continue
-				}
-				bias := nw.params[l.b : l.b+l.k]
-				for r := 0; r < len(t.e[j]); r += l.k {
-					copy(t.e[j][r:r+l.k], bias)
-				}
-			case kindGN:
-				for i := 0; i < t.n; i++ {
-					for c := 0; c < l.c; c++ {
-						o := (i*l.c + c) * l.hw
-						fill(t.e[j][o:o+l.hw], nw.params[l.w+c])
-						fill(t.e2[j][o:o+l.hw], nw.params[l.b+c])
-					}
-				}
-			}
-		}
-	}
-	nw.addPerturbation(t, start, m)
-	defer t.vm.Reset()
-	if err := t.vm.RunAll(); err != nil {
-		return fmt.Errorf("models: running %s on %d samples: %w", nw.res.name, t.n, err)
-	}
-	return nil
-}
-
-func fill(s []float32, v float32) {
-	for i := range s {
-		s[i] = v
-	}
-}
-
-// logitStats adds the softmax cross-entropy (computed in float64 from the logits) and the
-// arg-max accuracy of samples [start, start+m) to s, and their predictions to pred if non-nil.
-func (nw *Network) logitStats(t *tape, b Batch, start, m int, s *Stats, pred []int32) {
-	c := nw.res.classes
-	for i := 0; i < m; i++ {
-		y := -1
-		if b.Y != nil {
-			y = int(b.Y[start+i])
-		}
-		best := scoreRow(t.logits[i*c:(i+1)*c], y, s)
-		if pred != nil {
-			pred[start+i] = int32(best)
-		}
-	}
-	s.N += m
-}
-
-// scoreRow returns the arg-max of a row of logits and, for a label y ≥ 0, adds the row's
-// softmax cross-entropy (in float64) to s.Loss and counts a correct arg-max in s.Correct.
-func scoreRow(row []float32, y int, s *Stats) int {
-	best := 0
-	mx := float64(row[0])
-	for k, v := range row {
-		if float64(v) > mx {
-			mx, best = float64(v), k
-		}
-	}
-	if y >= 0 {
-		var se float64
-		for _, v := range row {
-			se += math.Exp(float64(v) - mx)
-		}
-		s.Loss += mx + math.Log(se) - float64(row[y])
-		if best == y {
-			s.Correct++
-		}
-	}
-	return best
-}
-
 // Evaluate computes the summed loss and the accuracy of b without gradients.
 func (nw *Network) Evaluate(b Batch) (Stats, error) {
 	var s Stats
@@ -316,12 +193,7 @@ func (nw *Network) Evaluate(b Batch) (Stats, error) {
 	if nw.dr != nil {
 		return nw.dr.run(b, nil, 0, false, nil, nil)
 	}
-	for start := 0; start < b.N; start += nw.res.chunk {
-		if _, _, err := nw.pass(b, start, modeForward, &s, nil); err != nil {
-			return Stats{}, err
-		}
-	}
-	return s, nil
+	return nw.gr.Evaluate(b, nil)
 }
 
 // Predict writes the arg-max class of each of the b.N examples into pred; b.Y is not used.
@@ -337,13 +209,8 @@ func (nw *Network) Predict(b Batch, pred []int32) error {
 		_, err := nw.dr.run(b, nil, 0, false, nil, pred)
 		return err
 	}
-	var s Stats
-	for start := 0; start < b.N; start += nw.res.chunk {
-		if _, _, err := nw.pass(b, start, modeForward, &s, pred); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err := nw.gr.Evaluate(b, pred)
+	return err
 }
 
 func (nw *Network) checkGrad(grad []float32) error {
@@ -384,43 +251,7 @@ func (nw *Network) ClippedGradSum(b Batch, clip float64, grad []float32, norms [
 	if nw.dr != nil {
 		return nw.dr.run(b, grad, clip, needNorms, norms, nil)
 	}
-	nw.ws.refresh(nw.plan, nw.params)
-	clear(grad)
-	for start := 0; start < b.N; start += nw.res.chunk {
-		t, m, err := nw.pass(b, start, modeGhost, &s, nil)
-		if err != nil {
-			return Stats{}, err
-		}
-		nw.scale = kernels.Grow(nw.scale, m)
-		scale := nw.scale[:m]
-		fill(scale, 1)
-		if needNorms {
-			nw.sq = kernels.GrowF64(nw.sq, m)
-			sq := nw.sq[:m]
-			clear(sq)
-			if err := nw.ghostSquaredNorms(t, m, sq); err != nil {
-				return Stats{}, err
-			}
-			for i, v := range sq {
-				norm := math.Sqrt(v)
-				if norms != nil {
-					norms[start+i] = norm
-				}
-				f, clipped, bad := ClipScale(clip, norm)
-				scale[i] = f
-				if clipped {
-					s.Clipped++
-				}
-				if bad {
-					s.NonFinite++
-				}
-			}
-		}
-		if err := nw.ghostScaledSum(t, m, scale, grad); err != nil {
-			return Stats{}, err
-		}
-	}
-	return s, nil
+	return nw.gr.ClippedGradSum(b, clip, needNorms, grad, norms)
 }
 
 // PerSampleGradSum materialises each sample's gradient g_i in turn (one parameter-sized
@@ -442,36 +273,14 @@ func (nw *Network) PerSampleGradSum(b Batch, f func(i int, g []float32), grad []
 	if nw.dr != nil {
 		return nw.dr.perSample(b, f, grad)
 	}
-	nw.ws.refresh(nw.plan, nw.params)
-	clear(grad)
-	nw.sample = kernels.Grow(nw.sample, len(nw.params))
-	g := nw.sample[:len(nw.params)]
-	for start := 0; start < b.N; start += nw.res.chunk {
-		t, m, err := nw.pass(b, start, modeGhost, &s, nil)
-		if err != nil {
-			return Stats{}, err
-		}
-		for i := 0; i < m; i++ {
-			nw.sampleGrad(t, i, g)
-			if sq := sumSq(g); math.IsNaN(sq) || math.IsInf(sq, 0) {
-				s.NonFinite++ // clipped to zero
-				continue
-			}
-			if f != nil {
-				f(start+i, g)
-			}
-			for k, v := range g {
-				grad[k] += v
-			}
-		}
-	}
-	return s, nil
+	return nw.gr.PerSampleGradSum(b, f, grad)
 }
 
 // ReferenceGrad writes into g the gradient of one example's loss computed by gorgonia's own
 // reverse-mode differentiation with respect to the parameter nodes (biases and GroupNorm's
 // affine parameters broadcast the ordinary way), and returns the loss. It shares no arithmetic
-// with ClippedGradSum or PerSampleGradSum and exists to test them; it is slow.
+// with ClippedGradSum or PerSampleGradSum and exists to test them; it is slow. It needs the
+// graph engine (WithGraph).
 func (nw *Network) ReferenceGrad(x []float32, y int32, g []float32) (float64, error) {
 	b := Batch{X: x, Y: []int32{y}, N: 1}
 	if err := nw.checkBatch(b); err != nil {
@@ -480,31 +289,9 @@ func (nw *Network) ReferenceGrad(x []float32, y int32, g []float32) (float64, er
 	if err := nw.checkGrad(g); err != nil {
 		return 0, err
 	}
-	t, err := nw.tape(1, modeRef)
+	gr, err := nw.graph("ReferenceGrad")
 	if err != nil {
 		return 0, err
 	}
-	if err := nw.run(t, b, 0, 1); err != nil {
-		return 0, err
-	}
-	var s Stats
-	nw.logitStats(t, b, 0, 1, &s, nil)
-	copy(g, t.grad)
-	return s.Loss, nil
-}
-
-// pass runs the graph in mode on the chunk of b that starts at start (at most one chunk of
-// samples, padded to its size bucket), adds the chunk's loss and accuracy to s and, when pred is
-// not nil, its predictions; it returns the tape holding the chunk's values and the chunk's size.
-func (nw *Network) pass(b Batch, start int, md mode, s *Stats, pred []int32) (*tape, int, error) {
-	m := min(nw.res.chunk, b.N-start)
-	t, err := nw.tape(nw.bucket(m), md)
-	if err != nil {
-		return nil, 0, err
-	}
-	if err := nw.run(t, b, start, m); err != nil {
-		return nil, 0, err
-	}
-	nw.logitStats(t, b, start, m, s, pred)
-	return t, m, nil
+	return gr.ReferenceGrad(b, g)
 }

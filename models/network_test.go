@@ -1,4 +1,4 @@
-package models
+package models_test
 
 import (
 	"bytes"
@@ -9,6 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	. "github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/models/graph"
+	"github.com/dptrain/dptrain/models/internal/core"
 )
 
 func TestSpecErrors(t *testing.T) {
@@ -31,7 +35,7 @@ func TestSpecErrors(t *testing.T) {
 			{Type: "conv2d", Out: 2, Kernel: 3, Padding: 1}, {Type: "add"}, {Type: "dense", Out: 2}}}, "equal shapes"},
 		{"conv on vector", Spec{Kind: "cnn", Input: []int{16}, Classes: 2, Layers: []LayerSpec{{Type: "conv2d", Out: 2, Kernel: 1}, {Type: "dense", Out: 2}}}, "C×H×W"},
 	} {
-		_, err := New(tc.spec, rand.New(rand.NewPCG(1, 1)))
+		_, err := graph.New(tc.spec, rand.New(rand.NewPCG(1, 1)))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one containing %q", tc.name, err, tc.want)
 		}
@@ -71,7 +75,7 @@ func TestPresets(t *testing.T) {
 		{"resnet20-gn", resnet},
 	} {
 		rng := rand.New(rand.NewPCG(3, 3))
-		nw, err := New(Spec{Kind: tc.name}, rng)
+		nw, err := graph.New(Spec{Kind: tc.name}, rng)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -98,13 +102,13 @@ func TestPresets(t *testing.T) {
 
 func TestLayoutCoversParams(t *testing.T) {
 	for _, tc := range tinySpecs {
-		nw, err := New(tc.spec, rand.New(rand.NewPCG(1, 1)))
+		nw, err := graph.New(tc.spec, rand.New(rand.NewPCG(1, 1)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		off := 0
 		for _, pi := range nw.Layout() {
-			if pi.Offset != off || pi.Size != prod(pi.Shape) {
+			if pi.Offset != off || pi.Size != core.Prod(pi.Shape) {
 				t.Errorf("%s: %s at %d size %d shape %v; want offset %d", tc.name, pi.Name, pi.Offset, pi.Size, pi.Shape, off)
 			}
 			off += pi.Size
@@ -118,7 +122,7 @@ func TestLayoutCoversParams(t *testing.T) {
 // TestInitialisation checks the empirical spread of the weights against He (relu layers) and
 // Glorot uniform (the output layer) variances.
 func TestInitialisation(t *testing.T) {
-	nw, err := New(Spec{Kind: "mlp", Input: []int{400}, Classes: 10, Hidden: []int{300}}, rand.New(rand.NewPCG(5, 5)))
+	nw, err := graph.New(Spec{Kind: "mlp", Input: []int{400}, Classes: 10, Hidden: []int{300}}, rand.New(rand.NewPCG(5, 5)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +136,7 @@ func TestInitialisation(t *testing.T) {
 			continue
 		}
 		w := nw.Params()[pi.Offset : pi.Offset+pi.Size]
-		variance := sumSq(w) / float64(len(w))
+		variance := SumSquares(w) / float64(len(w))
 		want := 2.0 / 400 // He, fan_in 400
 		if pi.Shape[1] == 10 {
 			want = 2.0 / (300 + 10) // Glorot uniform: lim²/3 = 2/(fan_in+fan_out)
@@ -144,7 +148,7 @@ func TestInitialisation(t *testing.T) {
 }
 
 func TestEmptyBatchAndErrors(t *testing.T) {
-	nw, err := New(tinySpecs[2].spec, rand.New(rand.NewPCG(1, 1)))
+	nw, err := graph.New(tinySpecs[2].spec, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +197,7 @@ func TestEvaluatePredict(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	spec := tinySpecs[5].spec
 	spec.Chunk = 4
-	nw, err := New(spec, rng)
+	nw, err := graph.New(spec, rng)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +215,7 @@ func TestEvaluatePredict(t *testing.T) {
 	correct := 0
 	g := make([]float32, len(nw.Params()))
 	for i := 0; i < 7; i++ {
-		l, err := nw.ReferenceGrad(b.X[i*nw.inDim:(i+1)*nw.inDim], b.Y[i], g)
+		l, err := nw.ReferenceGrad(b.X[i*nw.InDim():(i+1)*nw.InDim()], b.Y[i], g)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -229,14 +233,14 @@ func TestSaveLoad(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "model.params")
 	rng := rand.New(rand.NewPCG(4, 4))
-	nw, err := New(tinySpecs[7].spec, rng)
+	nw, err := graph.New(tinySpecs[7].spec, rng)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := Save(path, nw); err != nil {
 		t.Fatal(err)
 	}
-	got, err := Load(path)
+	got, err := graph.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +262,7 @@ func TestSaveLoad(t *testing.T) {
 	}
 	flip := append([]byte(nil), raw...)
 	flip[len(flip)-40] ^= 1 // a parameter byte
-	other, _ := New(tinySpecs[6].spec, rng)
+	other, _ := graph.New(tinySpecs[6].spec, rng)
 	var wrongCount bytes.Buffer
 	other.WriteParams(&wrongCount)
 	badCount := append([]byte(nil), raw...)
@@ -273,12 +277,12 @@ func TestSaveLoad(t *testing.T) {
 		{"truncated", raw[:len(raw)-10], "truncated or corrupt"},
 		{"magic", append([]byte("NOTMODEL"), raw[8:]...), "not a dptrain parameter file"},
 	} {
-		_, err := ReadParams(bytes.NewReader(tc.data))
+		_, err := graph.ReadParams(bytes.NewReader(tc.data))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
 		}
 	}
-	if _, err := ReadParams(&wrongCount); err != nil {
+	if _, err := graph.ReadParams(&wrongCount); err != nil {
 		t.Errorf("reading another valid file: %v", err)
 	}
 }

@@ -1,6 +1,10 @@
 package models
 
-import "math"
+import (
+	"math"
+
+	"github.com/dptrain/dptrain/models/internal/core"
+)
 
 // Kernels of the direct executor (direct.go) on one sample's tensor in NHWC layout: an H×W×C
 // activation is H·W rows of C channels, which is the layout a conv layer's GEMM produces (one
@@ -99,13 +103,13 @@ type poolGeom struct {
 // maxForward writes each window's maximum to y (oh×ow×c) and the index in x of the element its
 // gradient goes to, the window's first maximum in row-major order, to arg. The value is Go's
 // max, NaN if the window holds a NaN, so that a non-finite activation reaches the example's
-// gradient norm, which clips it to zero (as pool2d does on NCHW planes). The running maximum is compared on orderedKey,
+// gradient norm, which clips it to zero (as the graph engine's pool2d does on NCHW planes). The running maximum is compared on core.OrderedKey,
 // integers, and the index selected arithmetically, so that random activations cost no
 // mispredicted branches; key is scratch of c elements.
 func (g poolGeom) maxForward(x, y []float32, arg []int32, key []int32) {
 	c := g.c
 	ninf := float32(math.Inf(-1))
-	kinf := orderedKey(ninf)
+	kinf := core.OrderedKey(ninf)
 	key = key[:c]
 	for i := 0; i < g.oh; i++ {
 		for j := 0; j < g.ow; j++ {
@@ -121,7 +125,7 @@ func (g poolGeom) maxForward(x, y []float32, arg []int32, key []int32) {
 					xs := x[base : base+c]
 					xs, yo, ao := xs[:c], yo[:c], ao[:c]
 					for ch, v := range xs {
-						kv := orderedKey(v)
+						kv := core.OrderedKey(v)
 						sel := int32(uint64(int64(key[ch])-int64(kv)) >> 63) // 1 if kv > key
 						key[ch] = max(key[ch], kv)
 						ao[ch] += (int32(base+ch) - ao[ch]) * sel
@@ -134,7 +138,7 @@ func (g poolGeom) maxForward(x, y []float32, arg []int32, key []int32) {
 }
 
 // max2Forward is maxForward for 2×2 windows with stride 1 (cnn-tramer-boneh's pooling), made
-// separable as maxPlane2Arg is on NCHW planes: the first maximum of each horizontal pair of an
+// separable as the graph engine's maxPlane2Arg is on NCHW planes: the first maximum of each horizontal pair of an
 // input row, then of two such pairs one row apart, which is the window's first maximum in
 // row-major order. In NHWC a row's horizontal pairs are its values against the same values one
 // pixel (c elements) later, so both passes are streams over contiguous rows. fs is scratch of
@@ -149,7 +153,7 @@ func (g poolGeom) max2Forward(x, y []float32, arg []int32, fs []float32, sc []in
 		a, b := row[:n], row[g.c:g.c+n]
 		dk, di = dk[:n], di[:n]
 		for t := range dm {
-			ka, kb := orderedKey(a[t]), orderedKey(b[t])
+			ka, kb := core.OrderedKey(a[t]), core.OrderedKey(b[t])
 			right := int32(uint64(int64(ka)-int64(kb))>>63) * int32(g.c) // c if kb > ka
 			dm[t], dk[t], di[t] = max(a[t], b[t]), max(ka, kb), int32(r*rw+t)+right
 		}
@@ -227,21 +231,12 @@ func (g poolGeom) avgBackward(dy, dx []float32) {
 	}
 }
 
-// transpose writes the transpose of the rows×cols matrix src to dst (cols×rows).
-func transpose(src, dst []float32, rows, cols int) {
-	for i := 0; i < rows; i++ {
-		for j, v := range src[i*cols : (i+1)*cols] {
-			dst[j*rows+i] = v
-		}
-	}
-}
-
 // gnGeom is GroupNorm (Wu & He 2018, eqs. 1–2 and the per-channel affine map) on one sample's
 // hw×c tensor, in groups of c/groups consecutive channels. Statistics accumulate in float64 as
-// groupStats does on NCHW planes.
+// the graph engine's groupStats does on NCHW planes.
 type gnGeom struct{ hw, c, groups int }
 
-// forward writes x̂ = (x − μ_g)/√(σ²_g + groupNormEpsilon) to xh, y = x̂·γ + β to y, and each
+// forward writes x̂ = (x − μ_g)/√(σ²_g + ε) to xh, y = x̂·γ + β to y, and each
 // channel's group 1/σ to inv (c values). acc is scratch of 2·c values.
 func (g gnGeom) forward(x, xh, y, gamma, beta []float32, inv []float64, acc []float64) {
 	c, cg := g.c, g.c/g.groups
@@ -276,7 +271,7 @@ func (g gnGeom) forward(x, xh, y, gamma, beta []float32, inv []float64, acc []fl
 			s += v
 		}
 		for ch := gr * cg; ch < (gr+1)*cg; ch++ {
-			inv[ch] = 1 / math.Sqrt(s/n+groupNormEpsilon)
+			inv[ch] = 1 / math.Sqrt(s/n+core.GroupNormEpsilon)
 		}
 	}
 	gamma, beta = gamma[:c], beta[:c]

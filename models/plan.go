@@ -3,22 +3,25 @@ package models
 import (
 	"fmt"
 	"slices"
+
+	"github.com/dptrain/dptrain/models/internal/core"
 )
 
-// opKind is one step of a network's forward computation.
-type opKind int
+// opKind is one step of a network's forward computation (core.OpKind, which the graph engine
+// reads too).
+type opKind = core.OpKind
 
 const (
-	opDense   opKind = iota // p: a dense layer
-	opConv                  // p: a conv2d layer
-	opGN                    // p: a GroupNorm layer
-	opMaxPool               // kernel, stride
-	opAvgPool               // kernel, stride
-	opFlatten
-	opAct     // act
-	opGAP     // global average pool: (N, C, H, W) → (N, C)
-	opSave    // push the current tensor (a residual block's input)
-	opAddSave // pop the saved tensor, pass it through conv proj / GroupNorm projGN if ≥ 0, add
+	opDense   = core.OpDense
+	opConv    = core.OpConv
+	opGN      = core.OpGN
+	opMaxPool = core.OpMaxPool
+	opAvgPool = core.OpAvgPool
+	opFlatten = core.OpFlatten
+	opAct     = core.OpAct
+	opGAP     = core.OpGAP
+	opSave    = core.OpSave
+	opAddSave = core.OpAddSave
 )
 
 // op is a planned forward step with its output shape (per sample).
@@ -31,14 +34,13 @@ type op struct {
 	out            []int
 }
 
-// layerKind is the kind of a layer with parameters; it decides how the ghost-clipping code
-// computes its per-sample norms and clipped sums.
-type layerKind int
+// layerKind is the kind of a layer with parameters (core.LayerKind).
+type layerKind = core.LayerKind
 
 const (
-	kindDense layerKind = iota
-	kindConv
-	kindGN
+	kindDense = core.KindDense
+	kindConv  = core.KindConv
+	kindGN    = core.KindGN
 )
 
 // pLayer is a layer with parameters and its place in the flat parameter vector.
@@ -83,14 +85,6 @@ func (p *plan) hasConv() bool {
 	return false
 }
 
-func prod(s []int) int {
-	p := 1
-	for _, d := range s {
-		p *= d
-	}
-	return p
-}
-
 func makePlan(r resolved) (*plan, error) {
 	p := &plan{}
 	cur := append([]int(nil), r.input...)
@@ -98,7 +92,7 @@ func makePlan(r resolved) (*plan, error) {
 	lastW := -1
 	param := func(name string, shape []int, bias bool) int {
 		off := p.nparam
-		size := prod(shape)
+		size := core.Prod(shape)
 		p.layout = append(p.layout, ParamInfo{Name: name, Shape: shape, Offset: off, Size: size, Bias: bias})
 		p.nparam += size
 		return off
@@ -139,8 +133,8 @@ func makePlan(r resolved) (*plan, error) {
 		switch ls.Type {
 		case "dense":
 			if len(cur) > 1 {
-				p.ops = append(p.ops, op{kind: opFlatten, out: []int{prod(cur)}})
-				cur = []int{prod(cur)}
+				p.ops = append(p.ops, op{kind: opFlatten, out: []int{core.Prod(cur)}})
+				cur = []int{core.Prod(cur)}
 			}
 			l := pLayer{kind: kindDense, name: name, d: cur[0], k: ls.Out, b: -1}
 			l.w = param(name+".weight", []int{cur[0], ls.Out}, false)
@@ -181,7 +175,7 @@ func makePlan(r resolved) (*plan, error) {
 			}
 			p.ops = append(p.ops, op{kind: k, kernel: ls.Kernel, stride: ls.Stride, out: cur})
 		case "flatten":
-			cur = []int{prod(cur)}
+			cur = []int{core.Prod(cur)}
 			p.ops = append(p.ops, op{kind: opFlatten, out: cur})
 		case "relu", "tanh", "gelu":
 			if ls.Type != "tanh" && lastW >= 0 {
@@ -248,7 +242,7 @@ func makePlan(r resolved) (*plan, error) {
 			cur = out
 			lastW = -1
 		}
-		if prod(cur) <= 0 {
+		if core.Prod(cur) <= 0 {
 			return nil, fmt.Errorf("models: layer %d (%s) produces an empty output %v", i, ls.Type, cur)
 		}
 	}

@@ -1,4 +1,4 @@
-package models
+package models_test
 
 import (
 	"fmt"
@@ -6,6 +6,9 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	. "github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/models/graph"
 )
 
 // resumeSpecs: the Table 1 MLP's shape (GELU, flattened image input) and the ResNet-5 of
@@ -39,7 +42,7 @@ func TestPerturbedLossesFromMatchesFullPass(t *testing.T) {
 		spec := tc.spec
 		spec.Chunk = 2
 		rng := rand.New(rand.NewPCG(21, 22))
-		nw, err := New(spec, rng)
+		nw, err := graph.New(spec, rng)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package models
+package models_test
 
 import (
 	"flag"
@@ -8,6 +8,9 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	. "github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/models/graph"
 
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/data/scattering"
@@ -27,7 +30,7 @@ type slotCase struct {
 // slotCases are the shipped model presets and the models of the shipped configs, at their
 // real input sizes: the shapes at which BLAS kernels choose their paths.
 func slotCases() []slotCase {
-	tb, _ := preset("cnn-tramer-boneh")
+	tb, _ := Preset("cnn-tramer-boneh")
 	tbWS := tb
 	tbWS.WeightStandardization = true
 	tbChunk := tb
@@ -56,7 +59,7 @@ func slotCases() []slotCase {
 
 // withDNNL returns engines, and engine dnnl after them in a binary built with the dnnl tag.
 func withDNNL(engines ...string) []string {
-	if dnnlBuilt {
+	if DNNLBuilt {
 		return append(engines, "dnnl")
 	}
 	return engines
@@ -67,10 +70,10 @@ func withDNNL(engines ...string) []string {
 // pixels (saturated tanh, large norms), one of equal pixels in 2×2 cells (pool ties broken by
 // the last bit) and one with a NaN.
 func slotFillers(rng *rand.Rand, nw *Network, n int) Batch {
-	d := nw.inDim
+	d := nw.InDim()
 	b := Batch{X: make([]float32, n*d), Y: make([]int32, n), N: n}
 	w := d
-	if in := nw.res.input; len(in) == 3 {
+	if in := nw.InputShape(); len(in) == 3 {
 		w = in[2]
 	}
 	for i := 0; i < n; i++ {
@@ -200,11 +203,11 @@ func fashionImages(t *testing.T, n int) Batch {
 // are and standardised (28×28 inputs, when the dataset is installed) or their ScatterNet
 // features (81×7×7 inputs), then uniform [0, 1) inputs, with a constant and a NaN one among them.
 func slotTargets(t *testing.T, nw *Network, rng *rand.Rand, n int, real Batch) Batch {
-	d := nw.inDim
+	d := nw.InDim()
 	b := Batch{X: make([]float32, n*d), Y: make([]int32, n), N: n}
 	var sc *scattering.Scattering
 	var ws *scattering.Workspace
-	if in := nw.res.input; real.N > 0 && len(in) == 3 && in[0] == 81 && in[1] == 7 {
+	if in := nw.InputShape(); real.N > 0 && len(in) == 3 && in[0] == 81 && in[1] == 7 {
 		sc, _ = scattering.New(28, 28, 2, 8)
 		ws = sc.NewWorkspace()
 	}
@@ -265,7 +268,7 @@ func TestEachExampleAloneBitForBit(t *testing.T) {
 		for _, engine := range withDNNL("direct", "direct/gemv", "graph") {
 			spec := tc.spec
 			spec.Engine = strings.TrimSuffix(engine, "/gemv")
-			nw, err := New(spec, rand.New(rand.NewPCG(11, 12)))
+			nw, err := graph.New(spec, rand.New(rand.NewPCG(11, 12)))
 			if err != nil {
 				t.Fatalf("%s/%s: New: %v", tc.name, engine, err)
 			}
@@ -273,14 +276,14 @@ func TestEachExampleAloneBitForBit(t *testing.T) {
 				continue // the direct executor does not run this network
 			}
 			if engine == "direct/gemv" {
-				if tc.heavy || !nw.dr.fma {
+				if tc.heavy || !nw.DirectFMA() {
 					continue // dense layers are a small part of these; or no other path
 				}
-				nw.dr.fma = false
+				nw.SetDirectFMA(false)
 			}
 			name := tc.name + "/" + engine
 			rng := rand.New(rand.NewPCG(13, 14))
-			d := nw.inDim
+			d := nw.InDim()
 			nt, shifts := 24, []int{0, 1, 2, 3, 5, 6, 7, 11, 12, 13, 17, 18, 23, 24, 31}
 			switch {
 			case tc.heavy && engine == "graph":
@@ -292,12 +295,12 @@ func TestEachExampleAloneBitForBit(t *testing.T) {
 			}
 			if *slotLong {
 				nt, shifts = 2*nt, nil
-				for s := range 2 * directBlock {
+				for s := range 2 * DirectBlock {
 					shifts = append(shifts, s)
 				}
 			}
 			targets := slotTargets(t, nw, rng, nt, real)
-			fill := slotFillers(rng, nw, 2*directBlock+tc.n)
+			fill := slotFillers(rng, nw, 2*DirectBlock+tc.n)
 			alone := make([]contribution, nt)
 			for i := range nt {
 				alone[i] = contributions(t, nw, rows(targets, d, i, i+1), clip)[0]
@@ -347,11 +350,11 @@ func clippedContributions(t *testing.T, nw *Network, b Batch, clip float64) [][]
 func TestSlotAmplification(t *testing.T) {
 	const clip = 1.0
 	for _, engine := range withDNNL("direct", "graph") {
-		nw, err := New(Spec{Kind: "cnn-tramer-boneh", Engine: engine}, rand.New(rand.NewPCG(21, 22)))
+		nw, err := graph.New(Spec{Kind: "cnn-tramer-boneh", Engine: engine}, rand.New(rand.NewPCG(21, 22)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		d := nw.inDim
+		d := nw.InDim()
 		rng := rand.New(rand.NewPCG(23, 24))
 		pool := slotFillers(rng, nw, 320)
 		// The image whose clipped contribution moves most when it moves up one slot: each
@@ -376,7 +379,7 @@ func TestSlotAmplification(t *testing.T) {
 			b := Batch{X: make([]float32, 0, n*d), Y: make([]int32, 0, n), N: n}
 			copies := 0
 			for s := 0; s < n; s++ {
-				if s > 0 && (s%directBlock)%3 == 1 {
+				if s > 0 && (s%DirectBlock)%3 == 1 {
 					b.X, b.Y = append(b.X, x...), append(b.Y, y)
 					copies++
 					continue

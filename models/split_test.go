@@ -1,10 +1,13 @@
-package models
+package models_test
 
 import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
 	"testing"
+
+	. "github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/models/graph"
 )
 
 // TestClippedGradSumSplitInvariant checks that a step's per-sample norms and clipped sum are
@@ -17,7 +20,7 @@ func TestClippedGradSumSplitInvariant(t *testing.T) {
 	for _, procs := range []int{1, 2, 3} {
 		runtime.GOMAXPROCS(procs)
 		rng := rand.New(rand.NewPCG(11, 12))
-		nw, err := New(Spec{Kind: "cnn-tramer-boneh"}, rng)
+		nw, err := graph.New(Spec{Kind: "cnn-tramer-boneh"}, rng)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,11 +57,11 @@ func TestRunsReuseBuffersSafely(t *testing.T) {
 				}
 				return grad, norms
 			}
-			used, err := New(Spec{Kind: preset}, rand.New(rand.NewPCG(3, 4)))
+			used, err := graph.New(Spec{Kind: preset}, rand.New(rand.NewPCG(3, 4)))
 			if err != nil {
 				t.Fatal(err)
 			}
-			fresh, err := New(Spec{Kind: preset}, rand.New(rand.NewPCG(3, 4)))
+			fresh, err := graph.New(Spec{Kind: preset}, rand.New(rand.NewPCG(3, 4)))
 			if err != nil {
 				t.Fatal(err)
 			}

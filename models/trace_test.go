@@ -1,9 +1,11 @@
-package models
+package models_test
 
 import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/dptrain/dptrain/models/graph"
 )
 
 // Noise c added to every output row of a layer with a bias is the same network as the bias
@@ -17,7 +19,7 @@ func TestPerturbedLossesIsABiasShift(t *testing.T) {
 		spec := tc.spec
 		spec.Chunk = 2
 		rng := rand.New(rand.NewPCG(9, 10))
-		nw, err := New(spec, rng)
+		nw, err := graph.New(spec, rng)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +80,7 @@ func TestPerturbedLossesIsABiasShift(t *testing.T) {
 			}
 		}
 	}
-	gn, _ := New(tinySpecs[7].spec, rand.New(rand.NewPCG(1, 1)))
+	gn, _ := graph.New(tinySpecs[7].spec, rand.New(rand.NewPCG(1, 1)))
 	if _, err := gn.Trace(randomBatch(rand.New(rand.NewPCG(1, 2)), gn, 2)); err == nil {
 		t.Error("Trace accepted a GroupNorm network")
 	}
@@ -95,7 +97,7 @@ func TestPerturbedLossesLeavesNoNoise(t *testing.T) {
 		spec := tc.spec
 		spec.Chunk, spec.Engine = 4, "graph" // Evaluate runs on the graph the perturbed pass used
 		rng := rand.New(rand.NewPCG(3, 4))
-		nw, err := New(spec, rng)
+		nw, err := graph.New(spec, rng)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package models
+package models_test
 
 import (
 	"math"
@@ -6,6 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	. "github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/models/graph"
+	"github.com/dptrain/dptrain/models/internal/core"
 )
 
 // wsSpecs are networks with standardised conv weights, each run on both engines: a conv layer
@@ -45,9 +49,9 @@ func wsNetworks(t *testing.T, spec Spec, direct bool) map[string]*Network {
 	out := map[string]*Network{}
 	for _, engine := range []string{"auto", "graph"} {
 		spec.Engine = engine
-		nw, err := New(spec, rand.New(rand.NewPCG(11, 12)))
+		nw, err := graph.New(spec, rand.New(rand.NewPCG(11, 12)))
 		if err != nil {
-			t.Fatalf("New(%s): %v", engine, err)
+			t.Fatalf("graph.New(%s): %v", engine, err)
 		}
 		e := nw.Engine()
 		if e == "dnnl" {
@@ -87,7 +91,7 @@ func TestWeightStandardizationFiniteDifferences(t *testing.T) {
 				t.Fatalf("%s: ClippedGradSum: %v", name, err)
 			}
 			for i := 0; i < n; i++ {
-				one := Batch{X: b.X[i*nw.inDim : (i+1)*nw.inDim], Y: b.Y[i : i+1], N: 1}
+				one := Batch{X: b.X[i*nw.InDim() : (i+1)*nw.InDim()], Y: b.Y[i : i+1], N: 1}
 				fd := make([]float32, len(p))
 				for k := range p {
 					orig := p[k]
@@ -134,7 +138,7 @@ func TestWeightStandardizationMatchesReference(t *testing.T) {
 		refNorm := make([]float64, n)
 		for i := range refG {
 			refG[i] = make([]float32, np)
-			if _, err := ref.ReferenceGrad(b.X[i*ref.inDim:(i+1)*ref.inDim], b.Y[i], refG[i]); err != nil {
+			if _, err := ref.ReferenceGrad(b.X[i*ref.InDim():(i+1)*ref.InDim()], b.Y[i], refG[i]); err != nil {
 				t.Fatalf("%s: ReferenceGrad: %v", tc.name, err)
 			}
 			refNorm[i] = norm2(refG[i])
@@ -203,7 +207,7 @@ func TestWeightStandardizationNeighbouring(t *testing.T) {
 			name := tc.name + "/" + engine
 			rng := rand.New(rand.NewPCG(8, 9))
 			b := wsBatch(rng, nw, 40, 1)
-			for k := 5 * nw.inDim; k < 6*nw.inDim; k++ {
+			for k := 5 * nw.InDim(); k < 6*nw.InDim(); k++ {
 				b.X[k] *= 100
 			}
 			np := len(nw.Params())
@@ -246,9 +250,10 @@ func TestWeightStandardizationIsApplied(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			l := &nw.plan.layers[0]
-			for r := 0; r < l.d; r++ {
-				w := &nw.params[l.w+r*l.k+1] // output channel 1
+			l := nw.Layout()[0] // the first conv layer's weight, d×k
+			k := l.Shape[len(l.Shape)-1]
+			for r := 0; r < l.Size/k; r++ {
+				w := &nw.Params()[l.Offset+r*k+1] // output channel 1
 				*w = 3**w + 0.5
 			}
 			after, err := nw.Evaluate(b)
@@ -266,7 +271,7 @@ func TestWeightStandardizationIsApplied(t *testing.T) {
 // same engine, and evaluates the same.
 func TestWeightStandardizationSaveLoad(t *testing.T) {
 	for _, tc := range wsSpecs {
-		nw, err := New(tc.spec, rand.New(rand.NewPCG(2, 3)))
+		nw, err := graph.New(tc.spec, rand.New(rand.NewPCG(2, 3)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -274,16 +279,16 @@ func TestWeightStandardizationSaveLoad(t *testing.T) {
 		if err := Save(path, nw); err != nil {
 			t.Fatal(err)
 		}
-		got, err := Load(path)
+		got, err := graph.Load(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !got.Spec().WeightStandardization || got.Engine() != nw.Engine() {
 			t.Errorf("%s: loaded spec standardised %v on %s, want true on %s", tc.name, got.Spec().WeightStandardization, got.Engine(), nw.Engine())
 		}
-		for j := range got.plan.layers {
-			if l := &got.plan.layers[j]; l.ws != (l.kind == kindConv) {
-				t.Errorf("%s: loaded layer %s standardised = %v", tc.name, l.name, l.ws)
+		for _, l := range got.LayersWS() {
+			if l.WS != l.Conv {
+				t.Errorf("%s: loaded layer %s standardised = %v", tc.name, l.Name, l.WS)
 			}
 		}
 		b := wsBatch(rand.New(rand.NewPCG(4, 5)), nw, 7, 1)
@@ -304,12 +309,12 @@ func TestWeightStandardizationErrors(t *testing.T) {
 		{Kind: "cnn", Input: []int{1, 4, 4}, Classes: 2, Layers: []LayerSpec{{Type: "maxpool", Kernel: 2}, {Type: "dense", Out: 2}}},
 	} {
 		spec.WeightStandardization = true
-		_, err := New(spec, rand.New(rand.NewPCG(1, 1)))
+		_, err := graph.New(spec, rand.New(rand.NewPCG(1, 1)))
 		if err == nil || !strings.Contains(err.Error(), "weight_standardization") || !strings.Contains(err.Error(), "has none") {
 			t.Errorf("%s: error %v, want one naming weight_standardization and the missing conv layers", spec.Kind, err)
 		}
 	}
-	nw, err := New(wsSpecs[0].spec, rand.New(rand.NewPCG(1, 1)))
+	nw, err := graph.New(wsSpecs[0].spec, rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +367,7 @@ func TestStandardiseBackFiniteDifferences(t *testing.T) {
 				for q := 0; q < d; q++ {
 					ss += (w[q*k+o] - mean) * (w[q*k+o] - mean)
 				}
-				sd := math.Sqrt(ss/float64(d) + weightStdEpsilon)
+				sd := math.Sqrt(ss/float64(d) + core.WeightStdEpsilon)
 				for q := 0; q < d; q++ {
 					x := (w[q*k+o] - mean) / sd
 					s += r[q*k+o]*x + 0.3*x*x*x
@@ -376,12 +381,12 @@ func TestStandardiseBackFiniteDifferences(t *testing.T) {
 			w[i] = float64(w32[i])
 		}
 		hat, inv := make([]float32, d*k), make([]float64, k)
-		standardise(w32, hat, inv, make([]float64, k), d, k)
+		core.Standardise(w32, hat, inv, make([]float64, k), d, k)
 		g := make([]float32, d*k)
 		for i := range g {
 			g[i] = float32(r[i] + 0.9*float64(hat[i])*float64(hat[i]))
 		}
-		standardiseBack(g, hat, inv, d, k, nil)
+		core.StandardiseBack(g, hat, inv, d, k, nil)
 		fd := make([]float32, d*k)
 		h := 1e-4 * tc.spread
 		for i := range w {
@@ -410,7 +415,7 @@ func BenchmarkWeightStandardization(b *testing.B) {
 			name = "on"
 		}
 		b.Run(name, func(b *testing.B) {
-			nw, err := New(Spec{Kind: "cnn-tramer-boneh", WeightStandardization: ws}, rand.New(rand.NewPCG(1, 2)))
+			nw, err := graph.New(Spec{Kind: "cnn-tramer-boneh", WeightStandardization: ws}, rand.New(rand.NewPCG(1, 2)))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/dptrain/dptrain/internal/dptest"
 	"github.com/dptrain/dptrain/internal/mpi"
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/models/graph"
 	"github.com/dptrain/dptrain/optim"
 )
 
@@ -174,7 +175,7 @@ func prepareHarness(algs *Algorithms, cfg *Config, spec models.Spec, n int) (h h
 	if len(errs) > 0 {
 		return h, nil, errs[0]
 	}
-	nw, err := models.New(spec, rand.New(rand.NewPCG(1, 2)))
+	nw, err := graph.New(spec, rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		return h, err, nil // the engine does not run this network
 	}
@@ -223,7 +224,7 @@ func (h harnessStep) experiment(params []float32) dptest.Experiment {
 		Params: params,
 		Info:   h.info,
 		New: func() (optim.Optimizer, optim.GradientOracle, error) {
-			nw, err := models.New(h.spec, rand.New(rand.NewPCG(1, 2)))
+			nw, err := graph.New(h.spec, rand.New(rand.NewPCG(1, 2)))
 			if err != nil {
 				return nil, nil, err
 			}
@@ -266,7 +267,7 @@ func newRanksOracle(spec models.Spec, nw *models.Network, k int) (*ranksOracle, 
 	cs := mpi.Local(k)
 	o := &ranksOracle{ranks: []*mpi.Sharded{{Inner: nw, Comm: cs[0]}}}
 	for r := 1; r < k; r++ {
-		other, err := models.New(spec, rand.New(rand.NewPCG(1, 2)))
+		other, err := graph.New(spec, rand.New(rand.NewPCG(1, 2)))
 		if err != nil {
 			return nil, err
 		}
@@ -426,7 +427,7 @@ func runHarnessSize(t *testing.T, algs *Algorithms, cfg *Config, spec models.Spe
 		t.Fatalf("batch size %d: %v %v", n, err, refused)
 	}
 	h.ranks, h.augment, h.views = ranks, augment, views
-	nw, err := models.New(spec, rand.New(rand.NewPCG(1, 2)))
+	nw, err := graph.New(spec, rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		t.Fatal(err)
 	}

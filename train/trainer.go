@@ -20,6 +20,7 @@ import (
 	"github.com/dptrain/dptrain/internal/planparts"
 	"github.com/dptrain/dptrain/ledger"
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/models/graph"
 	"github.com/dptrain/dptrain/optim"
 )
 
@@ -246,7 +247,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (_ *Trainer, err error)
 	if t.model = opts.Model; t.model == nil {
 		spec := modelSpec(cfg.Model, t.ds)
 		spec.Chunk = chunkFor(cfg.Optimizer.BatchSize)
-		if t.model, err = models.New(spec, initStream.Rand()); err != nil {
+		if t.model, err = graph.New(spec, initStream.Rand()); err != nil {
 			return nil, err
 		}
 	}

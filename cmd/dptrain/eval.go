@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/models/graph"
 	"github.com/dptrain/dptrain/train"
 )
 
@@ -25,7 +26,7 @@ func newEvalCmd(a *app) *cobra.Command {
 			if model == "" || (dataset == "") == (config == "") {
 				return fmt.Errorf("--model FILE and one of --dataset NAME or --config FILE (the run's config.yaml, for its preprocessing) are required")
 			}
-			nw, err := models.Load(model)
+			nw, err := graph.Load(model)
 			if err != nil {
 				return err
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/models/graph"
 	"github.com/dptrain/dptrain/optim"
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -212,7 +213,7 @@ var _ optim.GradientOracle = (*models.Network)(nil)
 
 func NewNetwork(t *testing.T, spec models.Spec, seed uint64) *models.Network {
 	t.Helper()
-	nw, err := models.New(spec, optim.NewSeededNoise(seed).Rand())
+	nw, err := graph.New(spec, optim.NewSeededNoise(seed).Rand())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/dptrain/dptrain/algorithm/dpsgd"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/models/graph"
 	"github.com/dptrain/dptrain/models/lifted"
 	"github.com/dptrain/dptrain/optim"
 )
@@ -51,7 +52,7 @@ func MBCD(c MBCDConfig) (MBCDResult, error) {
 	batch := c.Batch
 	spec := models.Spec{Kind: "mlp", Input: []int{784}, Classes: 10, Hidden: c.Hidden, Activation: "relu", NoBias: true}
 	rng := rand.New(rand.NewPCG(1, 2))
-	nw, err := models.New(spec, rng)
+	nw, err := graph.New(spec, rng)
 	if err != nil {
 		return MBCDResult{}, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/dptrain/dptrain/algorithm/dpsgd"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/models/graph"
 	"github.com/dptrain/dptrain/optim"
 )
 
@@ -92,7 +93,7 @@ func newRig(name, engine string, batch int) (*rig, error) {
 	}
 	spec.Engine = engine
 	rng := rand.New(rand.NewPCG(1, 2))
-	nw, err := models.New(spec, rng)
+	nw, err := graph.New(spec, rng)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/dptrain/dptrain/algorithm/dpulr"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/models/graph"
 	"github.com/dptrain/dptrain/optim"
 )
 
@@ -69,7 +70,7 @@ func ULR(c ULRConfig) (ULRResult, error) {
 	batch := c.Batch
 	spec := models.Spec{Kind: "mlp", Input: []int{784}, Classes: 10, Hidden: c.Hidden, Activation: "gelu"}
 	rng := rand.New(rand.NewPCG(1, 2))
-	nw, err := models.New(spec, rng)
+	nw, err := graph.New(spec, rng)
 	if err != nil {
 		return ULRResult{}, err
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/dptrain/dptrain/cmd/dptrain/internal/sweep"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/models/graph"
 	"github.com/dptrain/dptrain/optim"
 	"github.com/dptrain/dptrain/train"
 )
@@ -483,7 +484,7 @@ func score(ctx context.Context, req Request, st *State, p *sweep.Plan, cfg *trai
 			lo := st.Examples - st.Validation
 			val = &data.Split{X: tr.X[lo*tr.D : st.Examples*tr.D], Y: tr.Y[lo:st.Examples], N: st.Validation, D: tr.D}
 		}
-		nw, err := models.Load(filepath.Join(p.RunDir(i), train.ModelFile))
+		nw, err := graph.Load(filepath.Join(p.RunDir(i), train.ModelFile))
 		if err != nil {
 			return err
 		}

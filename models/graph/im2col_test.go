@@ -1,4 +1,4 @@
-package models
+package graph
 
 import (
 	"math/rand/v2"

@@ -1,4 +1,4 @@
-package models
+package graph
 
 import (
 	"fmt"
@@ -142,6 +142,11 @@ func mulEach(a []float32, w blas32.General, transW bool, z []float32, r int) {
 	})
 }
 
+// general is the row-major matrix rows×cols on data.
+func general(rows, cols int, data []float32) blas32.General {
+	return blas32.General{Rows: rows, Cols: cols, Stride: cols, Data: data[:rows*cols]}
+}
+
 // scratchPool holds float32 scratch for mulEach, one buffer per goroutine in use.
 var scratchPool sync.Pool
 
@@ -250,8 +255,8 @@ func (op weightGradOp) Do(in ...G.Value) (G.Value, error) {
 	}
 	op.f64.data = kernels.GrowF64(op.f64.data, m*d+m*k+d*k)
 	a64, g64, w64 := op.f64.data[:m*d], op.f64.data[m*d:m*(d+k)], op.f64.data[m*(d+k):m*(d+k)+d*k]
-	toF64(a64, a[:m*d])
-	toF64(g64, g[:m*k])
+	kernels.ToF64(a64, a[:m*d])
+	kernels.ToF64(g64, g[:m*k])
 	clear(w64) // β = 0, but an earlier run may have left a NaN (see mulEach)
 	blas64.Gemm(blas.Trans, blas.NoTrans, 1, blas64.General{Rows: m, Cols: d, Stride: d, Data: a64},
 		blas64.General{Rows: m, Cols: k, Stride: k, Data: g64}, 0, blas64.General{Rows: d, Cols: k, Stride: k, Data: w64})

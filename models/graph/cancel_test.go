@@ -1,4 +1,4 @@
-package models
+package graph
 
 import (
 	"fmt"
@@ -6,6 +6,10 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/dptrain/dptrain/internal/kernels"
+	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/models/internal/core"
 )
 
 // cancelSpecs are a conv layer feeding a dense layer through tanh: on the Gram path (16 output
@@ -13,12 +17,12 @@ import (
 // (64 positions, patch width 9, 4 channels; the direct executor keeps the per-sample products).
 var cancelSpecs = []struct {
 	name string
-	spec Spec
+	spec models.Spec
 	gram bool
 }{
-	{"gram", Spec{Kind: "cnn", Input: []int{8, 6, 6}, Classes: 2, Layers: []LayerSpec{
+	{"gram", models.Spec{Kind: "cnn", Input: []int{8, 6, 6}, Classes: 2, Layers: []models.LayerSpec{
 		{Type: "conv2d", Out: 16, Kernel: 3}, {Type: "tanh"}, {Type: "flatten"}, {Type: "dense", Out: 2}}}, true},
-	{"materialise", Spec{Kind: "cnn", Input: []int{1, 10, 10}, Classes: 2, Layers: []LayerSpec{
+	{"materialise", models.Spec{Kind: "cnn", Input: []int{1, 10, 10}, Classes: 2, Layers: []models.LayerSpec{
 		{Type: "conv2d", Out: 4, Kernel: 3}, {Type: "tanh"}, {Type: "flatten"}, {Type: "dense", Out: 2}}}, false},
 }
 
@@ -28,17 +32,16 @@ var cancelSpecs = []struct {
 // checkerboard and u uniform in [−1, 1), weights to class 1 zero. With a constant input every
 // patch P_p is the same, so the conv weight gradient Σ_p P_p G_pᵀ and the bias gradient Σ_p G_p
 // cancel down to the eps-sized residue while every Gram entry is of the full size.
-func setCancelling(nw *Network, rng *rand.Rand, eps float64) {
+func setCancelling(nw *models.Network, conv *core.Layer, rng *rand.Rand, eps float64) {
 	p := nw.Params()
 	clear(p)
-	conv := &nw.plan.layers[0]
-	rows, ow := conv.rows(), conv.ow
+	rows, ow := conv.Rows(), conv.OW
 	for _, info := range nw.Layout() {
 		if info.Name != "dense3.weight" {
 			continue
 		}
 		w := p[info.Offset : info.Offset+info.Size] // (k·rows)×2, feature (channel, row, column)
-		for c := 0; c < conv.k; c++ {
+		for c := 0; c < conv.K; c++ {
 			wc := 0.5 + rng.Float64()
 			for pos := 0; pos < rows; pos++ {
 				s := 1.0
@@ -54,17 +57,17 @@ func setCancelling(nw *Network, rng *rand.Rand, eps float64) {
 // exactNorms returns each example's gradient norm computed in float64 from the graph's own
 // layer inputs A and output gradients G (dense: ‖a‖²‖g‖² + ‖g‖²; conv: ‖P_iᵀG_i‖² + ‖G_iᵀ1‖²
 // with every product and sum in float64).
-func exactNorms(t *testing.T, nw *Network, b Batch) []float64 {
+func exactNorms(t *testing.T, e *engine, b models.Batch) []float64 {
 	t.Helper()
-	var s Stats
-	tp, m, err := nw.pass(b, 0, modeGhost, &s, nil)
+	var s models.Stats
+	tp, m, err := e.pass(b, 0, modeGhost, &s, nil)
 	if err != nil || m != b.N {
 		t.Fatalf("exactNorms: pass of %d: %v", m, err)
 	}
 	sq := make([]float64, m)
-	for j := range nw.plan.layers {
-		l := &nw.plan.layers[j]
-		r, d, k := l.rows(), l.d, l.k
+	for j := range e.net.Layers {
+		l := &e.net.Layers[j]
+		r, d, k := l.Rows(), l.D, l.K
 		for i := 0; i < m; i++ {
 			a, g := tp.a[j][i*r*d:(i+1)*r*d], tp.gz[j][i*r*k:(i+1)*r*k]
 			w := make([]float64, d*k)
@@ -82,7 +85,7 @@ func exactNorms(t *testing.T, nw *Network, b Batch) []float64 {
 			for _, x := range w {
 				sq[i] += x * x
 			}
-			if l.b >= 0 {
+			if l.B >= 0 {
 				for _, x := range bias {
 					sq[i] += x * x
 				}
@@ -105,40 +108,74 @@ func TestGramNormsUnderCancellation(t *testing.T) {
 	const clip = 1.0
 	worst, worstNb := 0.0, 0.0
 	for _, tc := range cancelSpecs {
-		d, g := enginePair(t, tc.spec)
-		if d.dr == nil {
+		d, g, e := enginePair(t, tc.spec)
+		if d.Engine() == "graph" {
 			t.Fatal("no direct executor for the cancelling CNN")
 		}
-		if l := &d.plan.layers[0]; l.geometry().UseGram() != tc.gram {
+		if l := &e.net.Layers[0]; l.Geometry().UseGram() != tc.gram {
 			t.Fatalf("%s: the conv layer's Gram path is %v", tc.name, !tc.gram)
 		}
-		worst, worstNb = cancelCase(t, tc.name, d, g, clip, worst, worstNb)
+		worst, worstNb = cancelCase(t, tc.name, tc.gram, d, g, e, clip, worst, worstNb)
 	}
 	t.Logf("worst ‖clipped contribution‖/C: %.9g; worst ‖S(D) − S(D without i)‖/C: %.9g", worst, worstNb)
 }
 
+// enginePair builds spec twice with the same parameters: on the direct executor (engine auto)
+// and on the graph (engine graph), whose engine it returns too.
+func enginePair(t *testing.T, spec models.Spec) (direct, graph *models.Network, e *engine) {
+	t.Helper()
+	d, err := New(spec, rand.New(rand.NewPCG(7, 8)))
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	spec.Engine = "graph"
+	g, err := models.New(spec, rand.New(rand.NewPCG(7, 8)), models.WithGraph(func(n *core.Net) (models.Graph, error) {
+		gr, err := build(n)
+		e, _ = gr.(*engine)
+		return gr, err
+	}))
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	copy(g.Params(), d.Params())
+	return d, g, e
+}
+
+func norm2(g []float32) float64 { return math.Sqrt(kernels.SumSquares(g)) }
+
+// diffNorm is ‖a − b‖₂.
+func diffNorm(a, b []float32) float64 {
+	var s float64
+	for i := range a {
+		d := float64(a[i]) - float64(b[i])
+		s += d * d
+	}
+	return math.Sqrt(s)
+}
+
 // cancelCase runs TestGramNormsUnderCancellation's checks on one engine pair and returns the
 // worst ratios so far.
-func cancelCase(t *testing.T, spec string, d, g *Network, clip, worst, worstNb float64) (float64, float64) {
+func cancelCase(t *testing.T, spec string, gram bool, d, g *models.Network, e *engine, clip, worst, worstNb float64) (float64, float64) {
+	dim := core.Prod(d.InputShape())
 	for seed := range uint64(6) {
 		for _, eps := range []float64{1e-2, 1e-3, 3e-4, 2e-4, 1e-4, 1e-5} {
 			rng := rand.New(rand.NewPCG(seed, 17))
-			setCancelling(d, rng, eps)
+			setCancelling(d, &e.net.Layers[0], rng, eps)
 			copy(g.Params(), d.Params())
 			const n = 9
-			b := Batch{X: make([]float32, n*d.inDim), Y: make([]int32, n), N: n}
+			b := models.Batch{X: make([]float32, n*dim), Y: make([]int32, n), N: n}
 			for i := 0; i < n; i++ {
 				x := float32(math.Pow(10, float64(i%5))) * float32(1+rng.Float64()) // 1 to 2·10⁴
 				if i%3 == 2 {
 					x = -x
 				}
-				for u := range d.inDim {
-					b.X[i*d.inDim+u] = x
+				for u := range dim {
+					b.X[i*dim+u] = x
 				}
 				b.Y[i] = int32(rng.IntN(2))
 			}
-			want := exactNorms(t, g, b)
-			for _, nw := range []*Network{d, g} {
+			want := exactNorms(t, e, b)
+			for _, nw := range []*models.Network{d, g} {
 				name := fmt.Sprintf("%s/%s/seed=%d/eps=%g", spec, nw.Engine(), seed, eps)
 				norms := make([]float64, n)
 				grad := make([]float32, len(nw.Params()))
@@ -153,10 +190,12 @@ func cancelCase(t *testing.T, spec string, d, g *Network, clip, worst, worstNb f
 				// The direct executor keeps a materialising layer's float32 products P_iᵀG_i,
 				// takes the norms from them and releases c_i times them (TestDirectClippingDecomposesAcrossBlocks);
 				// every other conv norm is float64, never below the exact one.
-				keep := nw.dr != nil && nw.dr.keepSample(&nw.plan.layers[0])
+				// (keepSample: at these sizes, a conv layer off the Gram path, or any conv layer on
+				// oneDNN.)
+				keep := nw.Engine() != "graph" && (nw.Engine() == "dnnl" || !gram)
 				one := make([]float32, len(nw.Params()))
 				for i, nrm := range norms {
-					bi := Batch{X: b.X[i*d.inDim : (i+1)*d.inDim], Y: b.Y[i : i+1], N: 1}
+					bi := models.Batch{X: b.X[i*dim : (i+1)*dim], Y: b.Y[i : i+1], N: 1}
 					if _, err := nw.PerSampleGradSum(bi, nil, one); err != nil {
 						t.Fatalf("%s: slow path, example %d: %v", name, i, err)
 					}
@@ -178,7 +217,7 @@ func cancelCase(t *testing.T, spec string, d, g *Network, clip, worst, worstNb f
 					}
 					c := 1.0
 					if nrm > clip {
-						c = float64(ClipFactor(clip, nrm))
+						c = float64(models.ClipFactor(clip, nrm))
 					}
 					// The clipped contribution: c_i times the exact gradient, or, where the
 					// kept float32 product is what is released, the batch of one's clipped sum.
@@ -194,7 +233,7 @@ func cancelCase(t *testing.T, spec string, d, g *Network, clip, worst, worstNb f
 						t.Errorf("%s: example %d: clipped contribution %g·C", name, i, ratio)
 					}
 					// The released sum without example i.
-					rest := Batch{X: append(slices.Clone(b.X[:i*d.inDim]), b.X[(i+1)*d.inDim:]...),
+					rest := models.Batch{X: append(slices.Clone(b.X[:i*dim]), b.X[(i+1)*dim:]...),
 						Y: append(slices.Clone(b.Y[:i]), b.Y[i+1:]...), N: n - 1}
 					if _, err := nw.ClippedGradSum(rest, clip, one, nil); err != nil {
 						t.Fatalf("%s: without example %d: %v", name, i, err)

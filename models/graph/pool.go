@@ -1,9 +1,11 @@
-package models
+package graph
 
 import (
 	"math"
 	"runtime"
 	"sync"
+
+	"github.com/dptrain/dptrain/models/internal/core"
 )
 
 // Pooling kernels on (N, C, H, W) data, shared by poolOp and poolDiffOp (ops.go). Every
@@ -270,7 +272,7 @@ func maxPlane2Arg(xp, yp []float32, ap []int32, w, oh, ow int, rows []float32, i
 		dk, di = dk[:len(dm)], di[:len(dm)]
 		for j := range dm {
 			a, b := row[j], row[j+1]
-			ka, kb := orderedKey(a), orderedKey(b)
+			ka, kb := core.OrderedKey(a), core.OrderedKey(b)
 			right := int32(uint64(int64(ka)-int64(kb)) >> 63) // 1 if kb > ka
 			dm[j], dk[j], di[j] = max(a, b), max(ka, kb), int32(o+j)+right
 		}
@@ -290,13 +292,4 @@ func maxPlane2Arg(xp, yp []float32, ap []int32, w, oh, ow int, rows []float32, i
 		pk, ck = ck, pk
 		pi, ci = ci, pi
 	}
-}
-
-// orderedKey maps a float32 to an int32 in the same order (−0 and +0 to the same key, as they
-// compare equal): the sign-magnitude bits with the magnitude bits of negative numbers flipped.
-// NaNs map beyond ±Inf; max pooling's output is NaN for a window holding one whatever index
-// its gradient goes to.
-func orderedKey(f float32) int32 {
-	u := int32(math.Float32bits(f + 0)) // f + 0 turns −0 into +0
-	return u ^ int32(uint32(u>>31)>>1)
 }

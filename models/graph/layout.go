@@ -1,10 +1,11 @@
-package models
+package graph
 
 import (
 	"fmt"
 	"hash"
 
 	"github.com/chewxy/hm"
+	"github.com/dptrain/dptrain/models/internal/core"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -82,7 +83,7 @@ func transposeEach(src, dst []float32, n, rows, cols, workers int) {
 	m := rows * cols
 	forPlanes(n, m, workers, func(lo, hi int) {
 		for b := lo; b < hi; b++ {
-			transpose(src[b*m:(b+1)*m], dst[b*m:(b+1)*m], rows, cols)
+			core.Transpose(src[b*m:(b+1)*m], dst[b*m:(b+1)*m], rows, cols)
 		}
 	})
 }

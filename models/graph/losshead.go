@@ -1,4 +1,4 @@
-package models
+package graph
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/chewxy/hm"
+	"github.com/dptrain/dptrain/models/internal/core"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -37,22 +38,9 @@ func (logSoftmaxOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	return s.Clone(), nil
 }
 
-// logSumExp is log Σ_k exp(z_k) in float64, shifted by the row's maximum.
-func logSumExp(z []float32) float64 {
-	m := math.Inf(-1)
-	for _, v := range z {
-		m = math.Max(m, float64(v))
-	}
-	var se float64
-	for _, v := range z {
-		se += math.Exp(float64(v) - m)
-	}
-	return m + math.Log(se)
-}
-
 // rowLogSoftmax writes log p of row z into out (float64 arithmetic).
 func rowLogSoftmax(z []float32, out []float64) {
-	lse := logSumExp(z)
+	lse := core.LogSumExp(z)
 	for k, v := range z {
 		out[k] = float64(v) - lse
 	}

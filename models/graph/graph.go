@@ -1,8 +1,9 @@
-package models
+package graph
 
 import (
 	"fmt"
 
+	"github.com/dptrain/dptrain/models/internal/core"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -29,9 +30,6 @@ const (
 	modeResume
 )
 
-// groupNormEpsilon is added to the group variance (Wu & He 2018, eq. 1).
-const groupNormEpsilon = 1e-5
-
 // tape is one compiled gorgonia graph for batches of exactly n rows, with the buffers its
 // inputs are bound to and its outputs are read into. Buffers are allocated once, when the
 // graph is built, and reused by every run.
@@ -47,7 +45,7 @@ type tape struct {
 	n      int
 	mode   mode
 	vm     G.VM
-	x      []float32 // n × prod(input), bound to the input node
+	x      []float32 // n × core.Prod(input), bound to the input node
 	t      []float32 // n × classes, mask-weighted one-hot targets (ghost, ref)
 	logits []float32 // n × classes, read after the forward pass
 
@@ -88,16 +86,16 @@ func readInto(n *G.Node, buf []float32) *G.Node {
 
 // build compiles the network for batches of n rows. In modeResume the graph starts at the
 // pre-activation output of parameter layer from (a dense or conv op), which is its input x.
-func (nw *Network) build(n int, m mode, from int) (*tape, error) {
-	p := nw.plan
+func (e *engine) build(n int, m mode, from int) (*tape, error) {
+	p := e.net
 	g := G.NewGraph()
 	t := &tape{n: n, mode: m}
-	nl := len(p.layers)
+	nl := len(p.Layers)
 	t.e, t.e2, t.a, t.gz, t.g2 = make([][]float32, nl), make([][]float32, nl), make([][]float32, nl), make([][]float32, nl), make([][]float32, nl)
 	var h *G.Node
 	if m != modeResume {
-		in := append([]int{n}, nw.res.input...)
-		t.x = make([]float32, n*nw.inDim)
+		in := append([]int{n}, e.net.Input...)
+		t.x = make([]float32, n*e.inDim)
 		h = inputNode(g, "x", t.x, in...)
 	}
 	var (
@@ -109,10 +107,10 @@ func (nw *Network) build(n int, m mode, from int) (*tape, error) {
 		err error
 	)
 	if m == modeRef {
-		t.grad = make([]float32, p.nparam)
+		t.grad = make([]float32, len(p.Params))
 	}
 	param := func(name string, off, size int, shape ...int) *G.Node {
-		node := inputNode(g, name, nw.params[off:off+size], shape...)
+		node := inputNode(g, name, e.net.Params[off:off+size], shape...)
 		if m == modeRef {
 			wrt = append(wrt, node)
 			wrtBuf = append(wrtBuf, t.grad[off:off+size])
@@ -122,63 +120,63 @@ func (nw *Network) build(n int, m mode, from int) (*tape, error) {
 	// linear applies Z = A·W (+ bias) for a dense layer (A: n×d) or a conv layer's patches
 	// (A: n·oh·ow × d).
 	linear := func(a *G.Node, j int) (*G.Node, error) {
-		l := &p.layers[j]
-		rows := n * l.rows()
-		w := param(l.name+".weight", l.w, l.d*l.k, l.d, l.k)
-		if l.ws {
+		l := &p.Layers[j]
+		rows := n * l.Rows()
+		w := param(l.Name+".weight", l.W, l.D*l.K, l.D, l.K)
+		if l.WS {
 			// Ŵ in place of W (ws.go); in modeRef gorgonia differentiates through it.
 			var err error
-			if w, err = G.ApplyOp(wsOp{l.d, l.k}, w); err != nil {
-				return nil, fmt.Errorf("models: %s: %w", l.name, err)
+			if w, err = G.ApplyOp(wsOp{l.D, l.K}, w); err != nil {
+				return nil, fmt.Errorf("models: %s: %w", l.Name, err)
 			}
 		}
 		// One product per example, not one over the chunk: see rowMatMulOp.
-		z, err := G.ApplyOp(rowMatMulOp{rows: l.rows(), out: newOutBuf()}, a, w)
+		z, err := G.ApplyOp(rowMatMulOp{rows: l.Rows(), out: newOutBuf()}, a, w)
 		if err != nil {
-			return nil, fmt.Errorf("models: %s: %w", l.name, err)
+			return nil, fmt.Errorf("models: %s: %w", l.Name, err)
 		}
 		if m == modeRef {
-			if l.b < 0 {
+			if l.B < 0 {
 				return z, nil
 			}
-			b := param(l.name+".bias", l.b, l.k, 1, l.k)
+			b := param(l.Name+".bias", l.B, l.K, 1, l.K)
 			return G.Auto(G.BroadcastAdd, z, b)
 		}
-		t.e[j] = make([]float32, rows*l.k)
-		e := inputNode(g, l.name+".E", t.e[j], rows, l.k)
+		t.e[j] = make([]float32, rows*l.K)
+		e := inputNode(g, l.Name+".E", t.e[j], rows, l.K)
 		if m == modeGhost || m == modeTrace {
-			t.a[j] = make([]float32, rows*l.d)
+			t.a[j] = make([]float32, rows*l.D)
 			reads = append(reads, readInto(a, t.a[j]))
 		}
 		if m == modeGhost {
-			t.gz[j] = make([]float32, rows*l.k)
+			t.gz[j] = make([]float32, rows*l.K)
 			wrt = append(wrt, e)
 			wrtBuf = append(wrtBuf, t.gz[j])
 		}
 		out, err := G.Add(z, e)
 		if err == nil && m == modeTrace {
-			t.z[j] = make([]float32, rows*l.k)
+			t.z[j] = make([]float32, rows*l.K)
 			reads = append(reads, readInto(out, t.z[j]))
 		}
 		return out, err
 	}
 	// toNCHW turns a conv layer's (n·oh·ow)×k output into n×k×oh×ow.
 	toNCHW := func(z *G.Node, j int) (*G.Node, error) {
-		l := &p.layers[j]
-		z, err := G.Reshape(z, tensor.Shape{n, l.oh, l.ow, l.k})
+		l := &p.Layers[j]
+		z, err := G.Reshape(z, tensor.Shape{n, l.OH, l.OW, l.K})
 		if err != nil {
-			return nil, fmt.Errorf("models: %s: %w", l.name, err)
+			return nil, fmt.Errorf("models: %s: %w", l.Name, err)
 		}
 		return G.ApplyOp(nhwcOp{toNCHW: true, out: newOutBuf()}, z)
 	}
 	conv := func(x *G.Node, j int) (*G.Node, error) {
-		l := &p.layers[j]
-		if l.kh != l.kw {
-			return nil, fmt.Errorf("models: %s: kernel %d×%d is not square", l.name, l.kh, l.kw)
+		l := &p.Layers[j]
+		if l.KH != l.KW {
+			return nil, fmt.Errorf("models: %s: kernel %d×%d is not square", l.Name, l.KH, l.KW)
 		}
-		pt, err := G.ApplyOp(patchOp{k: l.kh, s: l.stride, pad: l.pad, out: newOutBuf()}, x)
+		pt, err := G.ApplyOp(patchOp{k: l.KH, s: l.Stride, pad: l.Pad, out: newOutBuf()}, x)
 		if err != nil {
-			return nil, fmt.Errorf("models: %s: %w", l.name, err)
+			return nil, fmt.Errorf("models: %s: %w", l.Name, err)
 		}
 		z, err := linear(pt, j)
 		if err != nil {
@@ -187,85 +185,85 @@ func (nw *Network) build(n int, m mode, from int) (*tape, error) {
 		return toNCHW(z, j)
 	}
 	groupNorm := func(x *G.Node, j int) (*G.Node, error) {
-		l := &p.layers[j]
+		l := &p.Layers[j]
 		shape := x.Shape().Clone()
 		var s, b *G.Node
 		if m == modeRef {
-			s = param(l.name+".scale", l.w, l.c, 1, l.c, 1, 1)
-			b = param(l.name+".shift", l.b, l.c, 1, l.c, 1, 1)
+			s = param(l.Name+".scale", l.W, l.C, 1, l.C, 1, 1)
+			b = param(l.Name+".shift", l.B, l.C, 1, l.C, 1, 1)
 		} else {
-			t.e[j] = make([]float32, n*l.c*l.hw)
-			t.e2[j] = make([]float32, n*l.c*l.hw)
-			s = inputNode(g, l.name+".S", t.e[j], shape...)
-			b = inputNode(g, l.name+".B", t.e2[j], shape...)
+			t.e[j] = make([]float32, n*l.C*l.HW)
+			t.e2[j] = make([]float32, n*l.C*l.HW)
+			s = inputNode(g, l.Name+".S", t.e[j], shape...)
+			b = inputNode(g, l.Name+".B", t.e2[j], shape...)
 			if m == modeGhost {
-				t.gz[j] = make([]float32, n*l.c*l.hw)
-				t.g2[j] = make([]float32, n*l.c*l.hw)
+				t.gz[j] = make([]float32, n*l.C*l.HW)
+				t.g2[j] = make([]float32, n*l.C*l.HW)
 				wrt = append(wrt, s, b)
 				wrtBuf = append(wrtBuf, t.gz[j], t.g2[j])
 			}
 		}
-		xh, err := normalise(x, l.groups)
+		xh, err := normalise(x, l.Groups)
 		if err != nil {
-			return nil, fmt.Errorf("models: %s: %w", l.name, err)
+			return nil, fmt.Errorf("models: %s: %w", l.Name, err)
 		}
 		if m == modeRef {
 			if xh, err = G.Auto(G.BroadcastHadamardProd, xh, s); err != nil {
-				return nil, fmt.Errorf("models: %s: %w", l.name, err)
+				return nil, fmt.Errorf("models: %s: %w", l.Name, err)
 			}
 			return G.Auto(G.BroadcastAdd, xh, b)
 		}
 		if xh, err = G.HadamardProd(xh, s); err != nil {
-			return nil, fmt.Errorf("models: %s: %w", l.name, err)
+			return nil, fmt.Errorf("models: %s: %w", l.Name, err)
 		}
 		return G.Add(xh, b)
 	}
 	first := 0
 	if m == modeResume {
-		if first, h, stack, err = nw.resumeInputs(g, t, n, from, toNCHW); err != nil {
+		if first, h, stack, err = e.resumeInputs(g, t, n, from, toNCHW); err != nil {
 			return nil, err
 		}
 	}
 	if m == modeTrace {
 		t.z = make([][]float32, nl)
 	}
-	for oi := first; oi < len(p.ops); oi++ {
-		o := p.ops[oi]
-		switch o.kind {
-		case opDense:
-			h, err = linear(h, o.p)
-		case opConv:
-			h, err = conv(h, o.p)
-		case opGN:
-			h, err = groupNorm(h, o.p)
-		case opMaxPool:
-			h, err = G.ApplyOp(poolOp{pool2d{max: true, k: o.kernel, s: o.stride}, newOutBuf(), new(argBuf)}, h)
-		case opAvgPool:
-			h, err = G.ApplyOp(poolOp{pool2d: pool2d{k: o.kernel, s: o.stride}, out: newOutBuf()}, h)
-		case opFlatten:
-			h, err = G.Reshape(h, tensor.Shape{n, o.out[0]})
-		case opAct:
-			h, err = activation(h, o.act)
-		case opGAP:
+	for oi := first; oi < len(p.Ops); oi++ {
+		o := p.Ops[oi]
+		switch o.Kind {
+		case core.OpDense:
+			h, err = linear(h, o.Layer)
+		case core.OpConv:
+			h, err = conv(h, o.Layer)
+		case core.OpGN:
+			h, err = groupNorm(h, o.Layer)
+		case core.OpMaxPool:
+			h, err = G.ApplyOp(poolOp{pool2d{max: true, k: o.Kernel, s: o.Stride}, newOutBuf(), new(argBuf)}, h)
+		case core.OpAvgPool:
+			h, err = G.ApplyOp(poolOp{pool2d: pool2d{k: o.Kernel, s: o.Stride}, out: newOutBuf()}, h)
+		case core.OpFlatten:
+			h, err = G.Reshape(h, tensor.Shape{n, o.Out[0]})
+		case core.OpAct:
+			h, err = activation(h, o.Act)
+		case core.OpGAP:
 			s := h.Shape()
 			if s[2] != s[3] {
 				err = fmt.Errorf("global average pooling needs a square input, got %v", s)
 			} else if h, err = G.ApplyOp(poolOp{pool2d: pool2d{k: s[2], s: s[2]}, out: newOutBuf()}, h); err == nil {
 				h, err = G.Reshape(h, tensor.Shape{n, s[1]})
 			}
-		case opSave:
+		case core.OpSave:
 			stack = append(stack, h)
 			if m == modeTrace {
-				buf := make([]float32, n*prod(o.out))
+				buf := make([]float32, n*core.Prod(o.Out))
 				t.saved = append(t.saved, buf)
 				reads = append(reads, readInto(h, buf))
 			}
-		case opAddSave:
+		case core.OpAddSave:
 			sc := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
-			if o.proj >= 0 {
-				if sc, err = conv(sc, o.proj); err == nil {
-					sc, err = groupNorm(sc, o.projGN)
+			if o.Proj >= 0 {
+				if sc, err = conv(sc, o.Proj); err == nil {
+					sc, err = groupNorm(sc, o.ProjGN)
 				}
 			}
 			if err == nil {
@@ -273,19 +271,19 @@ func (nw *Network) build(n int, m mode, from int) (*tape, error) {
 			}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("models: building op %d of %s: %w", oi, nw.res.name, err)
+			return nil, fmt.Errorf("models: building op %d of %s: %w", oi, e.net.Name, err)
 		}
-		if got := h.Shape(); o.kind != opSave && !sameShape(got[1:], o.out) {
-			return nil, fmt.Errorf("models: op %d of %s produces shape %v, planned %v", oi, nw.res.name, got[1:], o.out)
+		if got := h.Shape(); o.Kind != core.OpSave && !sameShape(got[1:], o.Out) {
+			return nil, fmt.Errorf("models: op %d of %s produces shape %v, planned %v", oi, e.net.Name, got[1:], o.Out)
 		}
 	}
-	t.logits = make([]float32, n*nw.res.classes)
+	t.logits = make([]float32, n*e.net.Classes)
 	reads = append(reads, readInto(h, t.logits))
 	if m == modeGhost || m == modeRef {
 		// Softmax cross-entropy summed over rows; T holds one-hot labels for real rows and
 		// zeros for padding rows, so padding contributes exactly zero loss and gradient.
-		t.t = make([]float32, n*nw.res.classes)
-		tn := inputNode(g, "targets", t.t, n, nw.res.classes)
+		t.t = make([]float32, n*e.net.Classes)
+		tn := inputNode(g, "targets", t.t, n, e.net.Classes)
 		logp, err := logSoftmax(h)
 		if err != nil {
 			return nil, fmt.Errorf("models: loss: %w", err)
@@ -304,7 +302,7 @@ func (nw *Network) build(n int, m mode, from int) (*tape, error) {
 		}
 		grads, err := G.Grad(cost, wrt...)
 		if err != nil {
-			return nil, fmt.Errorf("models: differentiating %s: %w", nw.res.name, err)
+			return nil, fmt.Errorf("models: differentiating %s: %w", e.net.Name, err)
 		}
 		for i, gn := range grads {
 			reads = append(reads, readInto(gn, wrtBuf[i]))

@@ -1,4 +1,4 @@
-package models
+package graph
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/chewxy/hm"
+	"github.com/dptrain/dptrain/models/internal/core"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -199,7 +200,7 @@ func (op poolDiffOp) String() string        { return fmt.Sprintf("%spoolDiff%d/%
 
 // groupNormaliseOp is GroupNorm without its affine part (Wu & He 2018, eqs. 1–2): each
 // sample's group of C/groups channels is shifted to mean 0 and divided by
-// √(biased variance + groupNormEpsilon).
+// √(biased variance + core.GroupNormEpsilon).
 type groupNormaliseOp struct{ groups int }
 
 func (op groupNormaliseOp) Arity() int { return 1 }
@@ -226,7 +227,7 @@ func groupStats(x []float32) (mean, inv float64) {
 		d := float64(v) - mean
 		v2 += d * d
 	}
-	return mean, 1 / math.Sqrt(v2/float64(len(x))+groupNormEpsilon)
+	return mean, 1 / math.Sqrt(v2/float64(len(x))+core.GroupNormEpsilon)
 }
 
 func (op groupNormaliseOp) Do(in ...G.Value) (G.Value, error) {
