@@ -23,8 +23,8 @@ func (p *plan) checkSizes(input []int, maxParams int) error {
 		return fmt.Errorf("models: an input of shape %v (%.3g values per sample) exceeds the %d this build accepts", input, v, maxActivation)
 	}
 	for _, o := range p.ops {
-		if v := size(o.out); v > maxActivation {
-			return fmt.Errorf("models: a layer output of shape %v (%.3g values per sample) exceeds the %d this build accepts", o.out, v, maxActivation)
+		if v := size(o.Out); v > maxActivation {
+			return fmt.Errorf("models: a layer output of shape %v (%.3g values per sample) exceeds the %d this build accepts", o.Out, v, maxActivation)
 		}
 	}
 	var params float64

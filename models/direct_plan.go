@@ -80,32 +80,32 @@ func newDirect(nw *Network) *direct {
 	}
 	for _, o := range p.ops {
 		h, w, c = shape(cur)
-		d := dOp{kind: o.kind, p: o.p, src: cur, src2: -1, ih: h, iw: w, ic: c}
-		switch o.kind {
+		d := dOp{kind: o.Kind, p: o.Layer, src: cur, src2: -1, ih: h, iw: w, ic: c}
+		switch o.Kind {
 		case opDense:
-			l := &p.layers[o.p]
+			l := &p.layers[o.Layer]
 			if h*w*c != l.d {
 				return nil
 			}
 			h, w, c = 1, 1, l.k
 		case opConv:
-			if !conv(o.p, cur) {
+			if !conv(o.Layer, cur) {
 				return nil
 			}
 			cur = len(dr.ops) - 1
 			continue
 		case opGN:
-			if !gn(o.p, cur) {
+			if !gn(o.Layer, cur) {
 				return nil
 			}
 			cur = len(dr.ops) - 1
 			continue
 		case opMaxPool, opAvgPool:
-			if len(o.out) != 3 {
+			if len(o.Out) != 3 {
 				return nil
 			}
-			d.pool = poolGeom{h: h, w: w, c: c, k: o.kernel, s: o.stride, oh: o.out[1], ow: o.out[2]}
-			h, w = o.out[1], o.out[2]
+			d.pool = poolGeom{h: h, w: w, c: c, k: o.Kernel, s: o.Stride, oh: o.Out[1], ow: o.Out[2]}
+			h, w = o.Out[1], o.Out[2]
 		case opGAP:
 			if h != w {
 				return nil
@@ -116,18 +116,18 @@ func newDirect(nw *Network) *direct {
 		case opFlatten:
 			h, w, c = 1, 1, h*w*c
 		case opAct:
-			if o.act != "tanh" && o.act != "relu" {
+			if o.Act != "tanh" && o.Act != "relu" {
 				return nil
 			}
-			d.relu = o.act == "relu"
+			d.relu = o.Act == "relu"
 		case opSave:
 			saved = append(saved, cur)
 			continue
 		case opAddSave:
 			sc := saved[len(saved)-1]
 			saved = saved[:len(saved)-1]
-			if o.proj >= 0 {
-				if !conv(o.proj, sc) || !gn(o.projGN, len(dr.ops)-1) {
+			if o.Proj >= 0 {
+				if !conv(o.Proj, sc) || !gn(o.ProjGN, len(dr.ops)-1) {
 					return nil
 				}
 				sc = len(dr.ops) - 1
@@ -140,7 +140,7 @@ func newDirect(nw *Network) *direct {
 			return nil
 		}
 		d.oh, d.ow, d.oc = h, w, c
-		if d.outSize() != core.Prod(o.out) {
+		if d.outSize() != core.Prod(o.Out) {
 			return nil
 		}
 		dr.ops = append(dr.ops, d)

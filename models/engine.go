@@ -43,11 +43,7 @@ func WithGraph(build func(*core.Net) (Graph, error)) Option {
 // describe lays the network out for the graph engine; the layout's Params alias the network's.
 func (nw *Network) describe() *core.Net {
 	n := &core.Net{Name: nw.res.name, Input: nw.res.input, Classes: nw.res.classes, Chunk: nw.res.chunk,
-		Params: nw.params, Linear: nw.LinearLayers(), LinearIndex: nw.linearIndices()}
-	for _, o := range nw.plan.ops {
-		n.Ops = append(n.Ops, core.Op{Kind: o.kind, Layer: o.p, Act: o.act, Kernel: o.kernel, Stride: o.stride,
-			Proj: o.proj, ProjGN: o.projGN, Out: o.out})
-	}
+		Params: nw.params, Ops: nw.plan.ops, Linear: nw.LinearLayers(), LinearIndex: nw.linearIndices()}
 	for _, l := range nw.plan.layers {
 		n.Layers = append(n.Layers, core.Layer{Kind: l.kind, Name: l.name, D: l.d, K: l.k, W: l.w, B: l.b,
 			C: l.c, KH: l.kh, KW: l.kw, Stride: l.stride, Pad: l.pad, OH: l.oh, OW: l.ow,

@@ -24,16 +24,6 @@ const (
 	opAddSave = core.OpAddSave
 )
 
-// op is a planned forward step with its output shape (per sample).
-type op struct {
-	kind           opKind
-	p              int // parameter layer index (opDense, opConv, opGN)
-	act            string
-	kernel, stride int
-	proj, projGN   int // opAddSave: shortcut projection layers, -1 for identity
-	out            []int
-}
-
 // layerKind is the kind of a layer with parameters (core.LayerKind).
 type layerKind = core.LayerKind
 
@@ -69,7 +59,7 @@ func (l *pLayer) rows() int {
 // plan is a resolved spec laid out: the forward ops, the parameter layers and the parameter
 // vector's layout.
 type plan struct {
-	ops    []op
+	ops    []core.Op
 	layers []pLayer
 	layout []ParamInfo
 	nparam int
@@ -133,7 +123,7 @@ func makePlan(r resolved) (*plan, error) {
 		switch ls.Type {
 		case "dense":
 			if len(cur) > 1 {
-				p.ops = append(p.ops, op{kind: opFlatten, out: []int{core.Prod(cur)}})
+				p.ops = append(p.ops, core.Op{Kind: opFlatten, Out: []int{core.Prod(cur)}})
 				cur = []int{core.Prod(cur)}
 			}
 			l := pLayer{kind: kindDense, name: name, d: cur[0], k: ls.Out, b: -1}
@@ -144,20 +134,20 @@ func makePlan(r resolved) (*plan, error) {
 			p.layers = append(p.layers, l)
 			lastW = len(p.layers) - 1
 			cur = []int{ls.Out}
-			p.ops = append(p.ops, op{kind: opDense, p: lastW, out: cur})
+			p.ops = append(p.ops, core.Op{Kind: opDense, Layer: lastW, Out: cur})
 		case "conv2d":
 			out, idx, err := addConv(name, cur, ls.Out, ls.Kernel, ls.Stride, ls.Padding, !ls.NoBias, false)
 			if err != nil {
 				return nil, err
 			}
 			lastW, cur = idx, out
-			p.ops = append(p.ops, op{kind: opConv, p: idx, out: cur})
+			p.ops = append(p.ops, core.Op{Kind: opConv, Layer: idx, Out: cur})
 		case "groupnorm":
 			idx, err := addGN(name, cur, ls.Groups)
 			if err != nil {
 				return nil, err
 			}
-			p.ops = append(p.ops, op{kind: opGN, p: idx, out: cur})
+			p.ops = append(p.ops, core.Op{Kind: opGN, Layer: idx, Out: cur})
 		case "maxpool", "avgpool":
 			if len(cur) != 3 {
 				return nil, fmt.Errorf("models: layer %d (%s) needs a C×H×W input, got %v", i, ls.Type, cur)
@@ -173,18 +163,18 @@ func makePlan(r resolved) (*plan, error) {
 			if ls.Type == "avgpool" {
 				k = opAvgPool
 			}
-			p.ops = append(p.ops, op{kind: k, kernel: ls.Kernel, stride: ls.Stride, out: cur})
+			p.ops = append(p.ops, core.Op{Kind: k, Kernel: ls.Kernel, Stride: ls.Stride, Out: cur})
 		case "flatten":
 			cur = []int{core.Prod(cur)}
-			p.ops = append(p.ops, op{kind: opFlatten, out: cur})
+			p.ops = append(p.ops, core.Op{Kind: opFlatten, Out: cur})
 		case "relu", "tanh", "gelu":
 			if ls.Type != "tanh" && lastW >= 0 {
 				p.layers[lastW].he = true
 			}
-			p.ops = append(p.ops, op{kind: opAct, act: ls.Type, out: cur})
+			p.ops = append(p.ops, core.Op{Kind: opAct, Act: ls.Type, Out: cur})
 		case "save":
 			saved = append(saved, slices.Clone(cur))
-			p.ops = append(p.ops, op{kind: opSave, out: cur})
+			p.ops = append(p.ops, core.Op{Kind: opSave, Out: cur})
 		case "add":
 			if len(saved) == 0 {
 				return nil, fmt.Errorf("models: layer %d (add) has no saved tensor: put a save layer before it", i)
@@ -193,37 +183,37 @@ func makePlan(r resolved) (*plan, error) {
 				return nil, fmt.Errorf("models: layer %d (add) adds the saved shape %v to %v: an identity skip needs equal shapes", i, in, cur)
 			}
 			saved = saved[:len(saved)-1]
-			p.ops = append(p.ops, op{kind: opAddSave, proj: -1, projGN: -1, out: cur})
+			p.ops = append(p.ops, core.Op{Kind: opAddSave, Proj: -1, ProjGN: -1, Out: cur})
 		case "globalavgpool":
 			if len(cur) != 3 {
 				return nil, fmt.Errorf("models: layer %d (globalavgpool) needs a C×H×W input, got %v", i, cur)
 			}
 			cur = []int{cur[0]}
-			p.ops = append(p.ops, op{kind: opGAP, out: cur})
+			p.ops = append(p.ops, core.Op{Kind: opGAP, Out: cur})
 		case "resblock":
 			in := cur
-			p.ops = append(p.ops, op{kind: opSave, out: cur})
+			p.ops = append(p.ops, core.Op{Kind: opSave, Out: cur})
 			out, c1, err := addConv(name+".conv1", cur, ls.Out, 3, ls.Stride, 1, false, true)
 			if err != nil {
 				return nil, err
 			}
-			p.ops = append(p.ops, op{kind: opConv, p: c1, out: out})
+			p.ops = append(p.ops, core.Op{Kind: opConv, Layer: c1, Out: out})
 			g1, err := addGN(name+".gn1", out, ls.Groups)
 			if err != nil {
 				return nil, err
 			}
-			p.ops = append(p.ops, op{kind: opGN, p: g1, out: out}, op{kind: opAct, act: "relu", out: out})
+			p.ops = append(p.ops, core.Op{Kind: opGN, Layer: g1, Out: out}, core.Op{Kind: opAct, Act: "relu", Out: out})
 			out, c2, err := addConv(name+".conv2", out, ls.Out, 3, 1, 1, false, true)
 			if err != nil {
 				return nil, err
 			}
-			p.ops = append(p.ops, op{kind: opConv, p: c2, out: out})
+			p.ops = append(p.ops, core.Op{Kind: opConv, Layer: c2, Out: out})
 			g2, err := addGN(name+".gn2", out, ls.Groups)
 			if err != nil {
 				return nil, err
 			}
-			p.ops = append(p.ops, op{kind: opGN, p: g2, out: out})
-			add := op{kind: opAddSave, proj: -1, projGN: -1, out: out}
+			p.ops = append(p.ops, core.Op{Kind: opGN, Layer: g2, Out: out})
+			add := core.Op{Kind: opAddSave, Proj: -1, ProjGN: -1, Out: out}
 			if in[0] != out[0] || in[1] != out[1] || in[2] != out[2] {
 				sout, pc, err := addConv(name+".proj", in, ls.Out, 1, ls.Stride, 0, false, false)
 				if err != nil {
@@ -236,9 +226,9 @@ func makePlan(r resolved) (*plan, error) {
 				if err != nil {
 					return nil, err
 				}
-				add.proj, add.projGN = pc, pg
+				add.Proj, add.ProjGN = pc, pg
 			}
-			p.ops = append(p.ops, add, op{kind: opAct, act: "relu", out: out})
+			p.ops = append(p.ops, add, core.Op{Kind: opAct, Act: "relu", Out: out})
 			cur = out
 			lastW = -1
 		}

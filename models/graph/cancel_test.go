@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	"gonum.org/v1/gonum/floats"
+
 	"github.com/dptrain/dptrain/internal/kernels"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/models/internal/core"
@@ -143,14 +145,12 @@ func enginePair(t *testing.T, spec models.Spec) (direct, graph *models.Network, 
 
 func norm2(g []float32) float64 { return math.Sqrt(kernels.SumSquares(g)) }
 
-// diffNorm is ‖a − b‖₂.
+// diffNorm is ‖a − b‖₂, in float64.
 func diffNorm(a, b []float32) float64 {
-	var s float64
-	for i := range a {
-		d := float64(a[i]) - float64(b[i])
-		s += d * d
-	}
-	return math.Sqrt(s)
+	a64, b64 := make([]float64, len(a)), make([]float64, len(b))
+	kernels.ToF64(a64, a)
+	kernels.ToF64(b64, b)
+	return floats.Distance(a64, b64, 2)
 }
 
 // cancelCase runs TestGramNormsUnderCancellation's checks on one engine pair and returns the
