@@ -64,10 +64,10 @@ func (nw *Network) WriteParams(w io.Writer) error {
 	return nil
 }
 
-// ReadParams reads a parameter file and builds the network it describes. Every size in the
-// file is checked against the bytes actually present, and the checksum is verified, before any
-// memory is allocated for the network: a crafted or damaged file is an error, never an
-// out-of-memory crash.
+// ReadParams reads a parameter file and builds the network it describes, with opts as New takes
+// them (graph.ReadParams gives it the graph engine). Every size in the file is checked against
+// the bytes actually present, and the checksum is verified, before any memory is allocated for
+// the network: a crafted or damaged file is an error, never an out-of-memory crash.
 func ReadParams(r io.Reader, opts ...Option) (*Network, error) {
 	b, err := io.ReadAll(r)
 	if err != nil {
@@ -179,7 +179,7 @@ func Save(path string, nw *Network) (err error) {
 	return nil
 }
 
-// Load reads the network saved at path.
+// Load reads the network saved at path (ReadParams).
 func Load(path string, opts ...Option) (*Network, error) {
 	f, err := os.Open(path)
 	if err != nil {

@@ -43,8 +43,8 @@ package models
 //     float64 GEMM over the chunk) and rounded to float32 once, so its order changes the
 //     result by float64 round-off only (docs/privacy.md bounds it).
 //
-// The gorgonia graph (graph.go) stays the reference and the path for gelu networks, traces and
-// resumed passes; direct_test.go checks the two agree on every layer type.
+// The graph engine (package models/graph) stays the reference and the path for gelu networks,
+// traces and resumed passes; direct_test.go checks the two agree on every layer type.
 //
 // The executor's phases, one file each: direct_plan.go builds the op list from the network's
 // plan and sizes the buffers; direct_forward.go runs the forward pass and the loss head;
@@ -81,7 +81,7 @@ type direct struct {
 	// when they are: the parameters serve), and its transpose likewise (nil when no gradient
 	// flows to its input).
 	fw, bw [][]float32
-	inv    [][]float64 // standardised conv layer j: 1/σ per output channel (ws.go)
+	inv    [][]float64 // standardised conv layer j: 1/σ per output channel (core.Standardise)
 	mean   []float64   // standardise's scratch
 	perm   [][]int32   // conv layer j: perm[r] is the parameter row of patch-order row r
 

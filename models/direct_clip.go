@@ -33,9 +33,9 @@ func (dr *direct) layerAG(i, lo, m int) (a, g []float32, l *pLayer) {
 //
 // A standardised conv layer is always kept: its norm is that of the mapped-back gradient, which
 // the Gram identity does not give, and the clipped sum must hold the very vectors whose norms
-// gave the clip factors (ws.go). With oneDNN every conv layer small enough is kept: its
-// backward-weights primitive materialises an example's gradient for less than the Gram
-// identity costs in float64 (ResNet-20's 8×8 stage).
+// gave the clip factors (models/internal/core/ws.go). With oneDNN every conv layer small enough
+// is kept: its backward-weights primitive materialises an example's gradient for less than the
+// Gram identity costs in float64 (ResNet-20's 8×8 stage).
 func (dr *direct) keepSample(l *pLayer) bool {
 	if l.kind != kindConv {
 		return false

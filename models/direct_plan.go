@@ -318,10 +318,10 @@ func (dr *direct) scratch(w int) *directScratch {
 	return s
 }
 
-// refreshWeights copies the conv weights into patch row order, standardised (ws.go) where the
-// layer is: the forward and backward passes then run on Ŵ, and wp is the Ŵ that maps
-// gradients back (standardiseBack is the same map whatever the order of a column's rows).
-// With oneDNN, it also lays them out for its primitives.
+// refreshWeights copies the conv weights into patch row order, standardised
+// (models/internal/core/ws.go) where the layer is: the forward and backward passes then run on
+// Ŵ, and wp is the Ŵ that maps gradients back (standardiseBack is the same map whatever the
+// order of a column's rows). With oneDNN, it also lays them out for its primitives.
 func (dr *direct) refreshWeights() error {
 	if dr.fma {
 		dr.denseOperands()

@@ -18,7 +18,7 @@ import (
 //     Gram identity, cost HW²(kd+k)/2 with SYRK) or ‖P_iᵀG_i‖² materialised one sample at a time
 //     (cost HW·kd·k), whichever is cheaper; ∇_b ℓ_i = G_iᵀ1; and Σ_i c_i ∇_W ℓ_i = Pᵀ diag(c) G;
 //   - GroupNorm, y = x̂·γ + β per channel: ∇_γ ℓ_i = Σ_positions x̂ ⊙ g_i, ∇_β ℓ_i = Σ_positions g_i,
-//     read as the gradients of the broadcast inputs S and B (see tape).
+//     read as the gradients of the broadcast inputs S and B on the graph engine (models/graph).
 //
 // The total squared norm of sample i is the sum over layers; c_i = min(1, C/‖∇ℓ_i‖).
 

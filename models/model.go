@@ -27,7 +27,7 @@ type Model interface {
 	InputShape() []int
 	Classes() int
 	// Params is the model's parameters as ONE flat []float32; it aliases the model's storage
-	// (the gorgonia tensors are built WithBacking on sub-slices of it): writing to it changes
+	// (the graph engine's tensors are built on sub-slices of it): writing to it changes
 	// the model.
 	Params() []float32
 	Layout() []ParamInfo

@@ -122,8 +122,8 @@ func (nw *Network) initParams(rng *rand.Rand) {
 }
 
 // Engine is "direct" when training and evaluation passes run on the direct executor, "dnnl"
-// when they run on it with the convolutions on oneDNN, "graph" when they run on the gorgonia
-// graph (see Spec.Engine).
+// when they run on it with the convolutions on oneDNN, "graph" when they run on the graph
+// engine (package models/graph; see Spec.Engine).
 func (nw *Network) Engine() string {
 	if nw.dr != nil && nw.dr.dn != nil {
 		return "dnnl"

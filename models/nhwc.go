@@ -103,9 +103,10 @@ type poolGeom struct {
 // maxForward writes each window's maximum to y (oh×ow×c) and the index in x of the element its
 // gradient goes to, the window's first maximum in row-major order, to arg. The value is Go's
 // max, NaN if the window holds a NaN, so that a non-finite activation reaches the example's
-// gradient norm, which clips it to zero (as the graph engine's pool2d does on NCHW planes). The running maximum is compared on core.OrderedKey,
-// integers, and the index selected arithmetically, so that random activations cost no
-// mispredicted branches; key is scratch of c elements.
+// gradient norm, which clips it to zero (as the graph engine's pool2d does on NCHW planes). The
+// running maximum is compared on core.OrderedKey, integers, and the index selected
+// arithmetically, so that random activations cost no mispredicted branches; key is scratch of c
+// elements.
 func (g poolGeom) maxForward(x, y []float32, arg []int32, key []int32) {
 	c := g.c
 	ninf := float32(math.Inf(-1))
@@ -138,11 +139,11 @@ func (g poolGeom) maxForward(x, y []float32, arg []int32, key []int32) {
 }
 
 // max2Forward is maxForward for 2×2 windows with stride 1 (cnn-tramer-boneh's pooling), made
-// separable as the graph engine's maxPlane2Arg is on NCHW planes: the first maximum of each horizontal pair of an
-// input row, then of two such pairs one row apart, which is the window's first maximum in
-// row-major order. In NHWC a row's horizontal pairs are its values against the same values one
-// pixel (c elements) later, so both passes are streams over contiguous rows. fs is scratch of
-// 2·ow·c elements and sc of 4·ow·c.
+// separable as the graph engine's maxPlane2Arg is on NCHW planes: the first maximum of each
+// horizontal pair of an input row, then of two such pairs one row apart, which is the window's
+// first maximum in row-major order. In NHWC a row's horizontal pairs are its values against the
+// same values one pixel (c elements) later, so both passes are streams over contiguous rows. fs
+// is scratch of 2·ow·c elements and sc of 4·ow·c.
 func (g poolGeom) max2Forward(x, y []float32, arg []int32, fs []float32, sc []int32) {
 	n, rw := g.ow*g.c, g.w*g.c
 	pm, cm := fs[:n], fs[n:2*n]

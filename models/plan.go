@@ -45,7 +45,7 @@ type pLayer struct {
 	// GroupNorm over C channels of hw positions in groups; scale at w, shift at b.
 	groups, hw int
 	he         bool // He initialisation (followed by relu/gelu); Glorot otherwise
-	ws         bool // conv: weights standardised in the forward pass (ws.go)
+	ws         bool // conv: weights standardised in the forward pass (core.Standardise)
 }
 
 // rows is the number of rows a sample contributes to the layer's A and G matrices.

@@ -19,22 +19,24 @@ type Spec struct {
 	Activation string      `json:"activation,omitempty" yaml:"activation,omitempty"` // relu | tanh | gelu
 	NoBias     bool        `json:"no_bias,omitempty" yaml:"no_bias,omitempty"`       // logreg/mlp: drop biases
 	Layers     []LayerSpec `json:"layers,omitempty" yaml:"layers,omitempty"`
-	// Chunk is the largest number of samples one graph run processes (0: the kind's default).
+	// Chunk is the largest number of samples one run processes (0: the kind's default).
 	// Larger batches are processed in chunks, which bounds memory independently of batch size.
 	Chunk int `json:"chunk,omitempty" yaml:"chunk,omitempty"`
 	// Engine selects how training and evaluation passes run: "direct" (the direct executor,
-	// direct.go: NHWC layout, every core, no graph), "graph" (the gorgonia graph), or "" /
-	// "auto": dnnl for a network with conv layers in a binary built with the dnnl tag, direct
-	// otherwise, graph for a network with a gelu layer; "dnnl": the direct executor with its
-	// convolutions on oneDNN (a binary built with the dnnl tag; dnnl.go). Results agree to
-	// float32 rounding.
+	// direct.go: NHWC layout, every core, no graph), "graph" (the gorgonia graph of package
+	// models/graph), or "" / "auto": dnnl for a network with conv layers in a binary built with
+	// the dnnl tag, direct otherwise, graph for a network with a gelu layer; "dnnl": the direct
+	// executor with its convolutions on oneDNN (a binary built with the dnnl tag; dnnl.go).
+	// Results agree to float32 rounding. The graph runs only networks built with its engine
+	// (graph.New, graph.Load): New of this package refuses engine graph and gelu layers.
 	Engine string `json:"engine,omitempty" yaml:"engine,omitempty"`
-	// WeightStandardization standardises the weights of every conv layer (conv2d layers and
-	// the convolutions inside resblocks) in the forward pass, per output channel over its
-	// fan-in: Ŵ_o = (W_o − mean(W_o))/√(var(W_o) + 1e-5) (Qiao et al., "Micro-Batch Training
-	// with Batch-Channel Normalization and Weight Standardization"; De et al. 2022 use it with
+	// WeightStandardization standardises the weights of every conv layer (conv2d layers and the
+	// convolutions inside resblocks) in the forward pass, per output channel over its fan-in:
+	// Ŵ_o = (W_o − mean(W_o))/√(var(W_o) + 1e-5) (Qiao et al., "Micro-Batch Training with
+	// Batch-Channel Normalization and Weight Standardization"; De et al. 2022 use it with
 	// GroupNorm). It reparametrises the model and leaves per-example clipping and the privacy
-	// analysis unchanged (see ws.go). A spec without conv layers is refused. Both engines run it.
+	// analysis unchanged (see models/internal/core/ws.go). A spec without conv layers is
+	// refused. Both engines run it.
 	WeightStandardization bool `json:"weight_standardization,omitempty" yaml:"weight_standardization,omitempty"`
 	// Preprocessing records how the inputs were prepared (dataset, normalisation, features),
 	// as the trainer's config keys and values, so that evaluation can prepare its inputs the

@@ -17,7 +17,8 @@ type LinearLayer = kernels.LinearLayer
 
 // LinearLayers lists the network's dense and conv layers in forward order, except conv layers
 // with standardised weights: their output is A·Ŵ, not A·W with W the parameters as they are, so
-// an estimator of ∂ℓ/∂W from the output's sensitivity does not apply to them (ws.go).
+// an estimator of ∂ℓ/∂W from the output's sensitivity does not apply to them
+// (models/internal/core/ws.go).
 func (nw *Network) LinearLayers() []LinearLayer {
 	var out []LinearLayer
 	for _, j := range nw.linearIndices() {

@@ -10,9 +10,12 @@ import (
 	"github.com/dptrain/dptrain/models/internal/core"
 )
 
+// The graph engine's ghost clipping: per-sample norms, clipped sums and per-sample gradients
+// from the A and G a ghost-mode tape read (the identities are in models/ghost.go).
+
 // wsSampleGrad writes sample i's gradient with respect to standardised conv layer j's raw
 // weights into w (d×k): P_iᵀG_i, the gradient with respect to Ŵ, mapped back through the
-// standardisation (ws.go). e.ws must be refreshed.
+// standardisation (core.StandardiseBack). e.ws must be refreshed.
 func (e *engine) wsSampleGrad(t *tape, j, i int, w []float32) {
 	l := &e.net.Layers[j]
 	r := l.Rows()

@@ -59,7 +59,7 @@ type tape struct {
 	grad []float32 // ref: ∂L/∂θ, laid out like the parameters
 
 	// perturb, when set, holds per parameter layer the whole batch's noise to add to the
-	// dense/conv pre-activation outputs (see Network.PerturbedLosses); nil entries add none.
+	// dense/conv pre-activation outputs (see models.Network.PerturbedLosses); nil entries add none.
 	perturb [][]float32
 
 	// trace: z[j] is dense/conv layer j's pre-activation output, (n·rows)×k; saved[s] the

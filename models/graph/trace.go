@@ -9,8 +9,8 @@ import (
 )
 
 // traceState is what PerturbedLossesFrom resumes from: outputs[i] is the pre-activation output
-// Z of the i-th linear layer (core.Net.Linear), (N·Rows)×Out, and saved[s] the tensor of the s-th save op, N×its
-// shape.
+// Z of the i-th linear layer (core.Net.Linear), (N·Rows)×Out, and saved[s] the tensor of the
+// s-th save op, N×its shape.
 type traceState struct {
 	outputs, saved [][]float32
 }
