@@ -118,7 +118,7 @@ type recorder struct {
 	bad     int
 }
 
-func (r *recorder) ClippedGradSum(b optim.Batch, clip float64, grad []float32, norms []float64) (optim.Stats, error) {
+func (r *recorder) ClippedGradSum(b data.Batch, clip float64, grad []float32, norms []float64) (data.Stats, error) {
 	r.batches = append(r.batches, slices.Clone(b.Index))
 	for k, i := range b.Index {
 		if !slices.Equal(b.X[k*r.data.D:(k+1)*r.data.D], r.data.Row(i)) || b.Y[k] != r.data.Y[i] {
@@ -288,7 +288,7 @@ func TestAttackStepsOutsideTheSession(t *testing.T) {
 		if err := parts.Data.Gather(idx, x, y); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := opt.Step(parts.Model, optim.Batch{X: x, Y: y, N: len(idx), Index: idx}, info); err != nil {
+		if _, err := opt.Step(parts.Model, data.Batch{X: x, Y: y, N: len(idx), Index: idx}, info); err != nil {
 			t.Fatal(err)
 		}
 	}

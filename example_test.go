@@ -33,7 +33,7 @@ func twoBlobs(n int, seed uint64) (x []float32, y []int32) {
 
 // accuracy is the fraction of examples that net classifies correctly.
 func accuracy(net *models.Network, x []float32, y []int32) float64 {
-	st, err := net.Evaluate(models.Batch{X: x, Y: y, N: len(y)})
+	st, err := net.Evaluate(data.Batch{X: x, Y: y, N: len(y)})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -163,7 +163,7 @@ type linreg struct{ w []float32 } // weights, then the bias
 func (m *linreg) Params() []float32 { return m.w }
 
 // grad writes example i's gradient of ½(w·x + b − t)² into g and returns its loss.
-func (m *linreg) grad(b optim.Batch, i int, g []float32) float64 {
+func (m *linreg) grad(b data.Batch, i int, g []float32) float64 {
 	d := len(m.w) - 1
 	x := b.X[i*d : (i+1)*d]
 	r := float64(m.w[d])
@@ -178,10 +178,10 @@ func (m *linreg) grad(b optim.Batch, i int, g []float32) float64 {
 	return r * r / 2
 }
 
-func (m *linreg) ClippedGradSum(b optim.Batch, clip float64, grad []float32, norms []float64) (optim.Stats, error) {
+func (m *linreg) ClippedGradSum(b data.Batch, clip float64, grad []float32, norms []float64) (data.Stats, error) {
 	clear(grad)
 	g := make([]float32, len(m.w))
-	st := optim.Stats{N: b.N}
+	st := data.Stats{N: b.N}
 	for i := range b.N {
 		st.Loss += m.grad(b, i, g)
 		var ss float64
@@ -203,10 +203,10 @@ func (m *linreg) ClippedGradSum(b optim.Batch, clip float64, grad []float32, nor
 	return st, nil
 }
 
-func (m *linreg) PerSampleGradSum(b optim.Batch, f func(i int, g []float32), grad []float32) (optim.Stats, error) {
+func (m *linreg) PerSampleGradSum(b data.Batch, f func(i int, g []float32), grad []float32) (data.Stats, error) {
 	clear(grad)
 	g := make([]float32, len(m.w))
-	st := optim.Stats{N: b.N}
+	st := data.Stats{N: b.N}
 	for i := range b.N {
 		st.Loss += m.grad(b, i, g)
 		f(i, g)

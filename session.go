@@ -106,7 +106,7 @@ type StepResult struct {
 	Records []accounting.Step
 	// Stats are the model's un-noised statistics on the batch (loss sum, correct, size):
 	// functions of private data, for monitoring only; never release them.
-	Stats optim.Stats
+	Stats data.Stats
 	// StepSize is the learning rate the step used.
 	StepSize float64
 }
@@ -364,7 +364,7 @@ func (s *Session) Step() (StepResult, error) {
 	if err := s.data.Gather(idx, bx, by); err != nil {
 		return fail(err)
 	}
-	res, err := s.opt.Step(s.model, optim.Batch{X: bx, Y: by, N: b, Index: idx}, info)
+	res, err := s.opt.Step(s.model, data.Batch{X: bx, Y: by, N: b, Index: idx}, info)
 	if err != nil {
 		return fail(err)
 	}

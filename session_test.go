@@ -19,7 +19,7 @@ type meanModel struct{ w []float32 }
 
 func (m *meanModel) Params() []float32 { return m.w }
 
-func (m *meanModel) ClippedGradSum(b optim.Batch, clip float64, grad []float32, norms []float64) (optim.Stats, error) {
+func (m *meanModel) ClippedGradSum(b data.Batch, clip float64, grad []float32, norms []float64) (data.Stats, error) {
 	clear(grad)
 	d := len(m.w)
 	for i := range b.N {
@@ -40,10 +40,10 @@ func (m *meanModel) ClippedGradSum(b optim.Batch, clip float64, grad []float32, 
 			grad[j] += float32(s * float64(v))
 		}
 	}
-	return optim.Stats{N: b.N}, nil
+	return data.Stats{N: b.N}, nil
 }
 
-func (m *meanModel) PerSampleGradSum(b optim.Batch, f func(int, []float32), grad []float32) (optim.Stats, error) {
+func (m *meanModel) PerSampleGradSum(b data.Batch, f func(int, []float32), grad []float32) (data.Stats, error) {
 	clear(grad)
 	d := len(m.w)
 	g := make([]float32, d)
@@ -54,7 +54,7 @@ func (m *meanModel) PerSampleGradSum(b optim.Batch, f func(int, []float32), grad
 			grad[j] += v
 		}
 	}
-	return optim.Stats{N: b.N}, nil
+	return data.Stats{N: b.N}, nil
 }
 
 func testData(n, d int) ([]float32, []int32) {
@@ -381,7 +381,7 @@ func TestSessionStopsWhenComposeFails(t *testing.T) {
 // badRecords releases a record no accountant accepts (a negative noise multiplier).
 type badRecords struct{ optim.Optimizer }
 
-func (b *badRecords) Step(m optim.GradientOracle, batch optim.Batch, info optim.BatchInfo) (optim.Result, error) {
+func (b *badRecords) Step(m optim.GradientOracle, batch data.Batch, info data.BatchInfo) (optim.Result, error) {
 	res, err := b.Optimizer.Step(m, batch, info)
 	for i := range res.Records {
 		res.Records[i].NoiseMultiplier = -1

@@ -29,7 +29,7 @@ func BenchmarkDPULRStep(b *testing.B) {
 		b.Fatal(err)
 	}
 	info := data.PlannedBatch(sampler, 0)
-	data := models.Batch{X: make([]float32, batch*784), Y: make([]int32, batch), N: batch}
+	data := data.Batch{X: make([]float32, batch*784), Y: make([]int32, batch), N: batch}
 	for i := range data.X {
 		data.X[i] = float32(rng.NormFloat64())
 	}

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/models/graph"
 	"github.com/dptrain/dptrain/optim"
@@ -39,7 +40,7 @@ func benchStep(b *testing.B, spec models.Spec) {
 			for _, s := range m.InputShape() {
 				d *= s
 			}
-			batch := models.Batch{X: make([]float32, benchBatch*d), Y: make([]int32, benchBatch), N: benchBatch}
+			batch := data.Batch{X: make([]float32, benchBatch*d), Y: make([]int32, benchBatch), N: benchBatch}
 			for i := range batch.X {
 				batch.X[i] = float32(rng.Float64())
 			}
@@ -94,7 +95,7 @@ func BenchmarkPerSampleCNN(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			batch := models.Batch{X: make([]float32, benchBatch*784), Y: make([]int32, benchBatch), N: benchBatch}
+			batch := data.Batch{X: make([]float32, benchBatch*784), Y: make([]int32, benchBatch), N: benchBatch}
 			for i := range batch.X {
 				batch.X[i] = float32(rng.NormFloat64())
 			}

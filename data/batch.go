@@ -1,7 +1,7 @@
 package data
 
 // Batch is a batch of N examples: X is row-major N×(prod InputShape), Y holds the class labels.
-// Models (models.Batch) and optimizers (optim.Batch) share it.
+// Models and optimizers share it.
 type Batch struct {
 	X []float32
 	Y []int32
@@ -13,8 +13,7 @@ type Batch struct {
 	Index []int
 }
 
-// Stats summarises a pass over a batch. Models (models.Stats) and optimizers (optim.Stats)
-// share it.
+// Stats summarises a pass over a batch. Models and optimizers share it.
 type Stats struct {
 	Loss    float64 // SUM of the per-sample softmax cross-entropy losses
 	Correct int     // samples whose arg-max prediction equals the label

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/dptrain/dptrain/data"
 	. "github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/models/graph"
 )
@@ -64,7 +65,7 @@ func TestClippingDecomposes(t *testing.T) {
 				one := make([]float32, np)
 				want := make([]float32, np)
 				sumClipped(t, name("ghost"), n, clip, one, want, func(i int) error {
-					alone := Batch{X: b.X[i*d : (i+1)*d], Y: b.Y[i : i+1], N: 1}
+					alone := data.Batch{X: b.X[i*d : (i+1)*d], Y: b.Y[i : i+1], N: 1}
 					_, err := nw.ClippedGradSum(alone, clip, one, nil)
 					return err
 				})
@@ -89,9 +90,9 @@ func TestClippingDecomposes(t *testing.T) {
 }
 
 // withoutExample returns b with example i removed.
-func withoutExample(nw *Network, b Batch, i int) Batch {
+func withoutExample(nw *Network, b data.Batch, i int) data.Batch {
 	d := nw.InDim()
-	return Batch{X: append(slices.Clone(b.X[:i*d]), b.X[(i+1)*d:b.N*d]...),
+	return data.Batch{X: append(slices.Clone(b.X[:i*d]), b.X[(i+1)*d:b.N*d]...),
 		Y: append(slices.Clone(b.Y[:i]), b.Y[i+1:b.N]...), N: b.N - 1}
 }
 

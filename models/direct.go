@@ -1,5 +1,7 @@
 package models
 
+import "github.com/dptrain/dptrain/data"
+
 // The direct executor runs the forward pass, the backward pass and ghost clipping of a network
 // of dense, conv2d, max/average pooling, flatten, tanh/ReLU, GroupNorm, global average pooling
 // layers and residual blocks without a gorgonia graph, for the hot loop of training and
@@ -88,15 +90,15 @@ type direct struct {
 	sq    []float64 // per-sample squared gradient norms
 	scale []float32 // per-sample clip factors
 
-	partSize int         // per block: all conv and GroupNorm layers' parameter gradients
-	partOff  []int       // conv or GroupNorm layer j's offset within a block's partial sum
-	part     [][]float64 // per block
-	g64      []float64   // the clipped sum over every chunk, rounded to float32 once at the end
-	a64      [][]float64 // dense op i: the chunk's A in float64, n × d, for the clipped sum
-	g64d     [][]float64 // dense op i: the chunk's scaled G in float64, n × k
-	stats    []Stats     // per block
-	psum     [][]float64 // per block: PerSampleGradSum's partial sums, one parameter vector each
-	errs     []error     // per block
+	partSize int          // per block: all conv and GroupNorm layers' parameter gradients
+	partOff  []int        // conv or GroupNorm layer j's offset within a block's partial sum
+	part     [][]float64  // per block
+	g64      []float64    // the clipped sum over every chunk, rounded to float32 once at the end
+	a64      [][]float64  // dense op i: the chunk's A in float64, n × d, for the clipped sum
+	g64d     [][]float64  // dense op i: the chunk's scaled G in float64, n × k
+	stats    []data.Stats // per block
+	psum     [][]float64  // per block: PerSampleGradSum's partial sums, one parameter vector each
+	errs     []error      // per block
 
 	work []directScratch // per worker
 

@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/internal/kernels"
 )
 
@@ -48,7 +49,7 @@ func (dr *direct) keepSample(l *pLayer) bool {
 // block's conv weight and bias gradients, Σ_i c_i·P_iᵀG_i, to part. A sample whose norm is not
 // finite is clipped to zero (ClipScale): its A and G rows are zeroed in every parameter layer,
 // so that no NaN or Inf of it reaches a sum, and it is counted in st.NonFinite.
-func (dr *direct) clipBlock(start, lo, m int, clip float64, needNorms bool, norms []float64, part []float64, st *Stats, s *directScratch) error {
+func (dr *direct) clipBlock(start, lo, m int, clip float64, needNorms bool, norms []float64, part []float64, st *data.Stats, s *directScratch) error {
 	if needNorms {
 		sq := dr.sq[lo : lo+m]
 		clear(sq)
@@ -268,12 +269,12 @@ func (dr *direct) materialise(sq []float64, a, g []float32, oi, lo int, s *direc
 // partial sums are added in block order, so the result does not depend on the number of
 // workers. f is called from several goroutines at once, for different samples. A sample whose
 // gradient is not finite is skipped (clipped to zero) and counted in Stats.NonFinite.
-func (dr *direct) perSample(b Batch, f func(i int, g []float32), grad []float32) (Stats, error) {
-	var st Stats
+func (dr *direct) perSample(b data.Batch, f func(i int, g []float32), grad []float32) (data.Stats, error) {
+	var st data.Stats
 	np := len(dr.nw.params)
 	dr.alloc(min(dr.nw.res.chunk, max(b.N, 1)))
 	if err := dr.refreshWeights(); err != nil {
-		return Stats{}, err
+		return data.Stats{}, err
 	}
 	dr.setPatches(false, false) // sampleGrad reads the patches only without oneDNN
 	dr.g64 = kernels.GrowF64(dr.g64, np)
@@ -307,7 +308,7 @@ func (dr *direct) perSample(b Batch, f func(i int, g []float32), grad []float32)
 			return s.err
 		}, &st, nil)
 		if err != nil {
-			return Stats{}, err
+			return data.Stats{}, err
 		}
 		for k := range nb {
 			for t, v := range dr.psum[k] {

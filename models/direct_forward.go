@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/internal/kernels"
 	"github.com/dptrain/dptrain/models/internal/core"
 )
@@ -23,7 +24,7 @@ func (dr *direct) in(i int) []float32 {
 }
 
 // load copies samples [start+lo, start+lo+m) of b into the chunk input in NHWC.
-func (dr *direct) load(b Batch, start, lo, m int) {
+func (dr *direct) load(b data.Batch, start, lo, m int) {
 	nw := dr.nw
 	d := nw.inDim
 	src := b.X[(start+lo)*d : (start+lo+m)*d]
@@ -162,7 +163,7 @@ func addBias(y, bias []float32) {
 
 // loss scores the block's logits against the labels into st (and pred) and, when grad is set,
 // writes the gradient of the summed softmax cross-entropy, softmax(z) − onehot(y), to gl.
-func (dr *direct) loss(b Batch, start, lo, m int, grad bool, st *Stats, pred []int32) {
+func (dr *direct) loss(b data.Batch, start, lo, m int, grad bool, st *data.Stats, pred []int32) {
 	c := dr.nw.res.classes
 	logits := dr.out[len(dr.ops)-1]
 	for k := lo; k < lo+m; k++ {

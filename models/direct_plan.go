@@ -3,6 +3,7 @@ package models
 import (
 	"unsafe"
 
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/internal/kernels"
 	"github.com/dptrain/dptrain/models/internal/core"
 )
@@ -270,7 +271,7 @@ func (dr *direct) alloc(n int) {
 	for b := range dr.part {
 		dr.part[b] = make([]float64, dr.partSize)
 	}
-	dr.stats, dr.errs = make([]Stats, nb), make([]error, nb)
+	dr.stats, dr.errs = make([]data.Stats, nb), make([]error, nb)
 }
 
 // scratch returns worker w's scratch space.

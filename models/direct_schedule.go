@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/internal/kernels"
 )
 
@@ -80,10 +81,10 @@ func (dr *direct) denseTasks() []denseTask {
 // goroutines: load, forward and loss, then, when after is not nil, the backward pass and
 // after(block, first sample, samples, scratch). It adds the blocks' statistics to st in block
 // order, returns the number of blocks, and the first block's error in block order.
-func (dr *direct) blocks(b Batch, start, m int, after func(k, lo, mb int, s *directScratch) error, st *Stats, pred []int32) (int, error) {
+func (dr *direct) blocks(b data.Batch, start, m int, after func(k, lo, mb int, s *directScratch) error, st *data.Stats, pred []int32) (int, error) {
 	nb := (m + dr.block - 1) / dr.block
 	for k := range nb {
-		dr.stats[k], dr.errs[k] = Stats{}, nil
+		dr.stats[k], dr.errs[k] = data.Stats{}, nil
 	}
 	dr.parallel(nb, func(k, w int) {
 		s := &dr.work[w]
@@ -118,7 +119,7 @@ func (dr *direct) blocks(b Batch, start, m int, after func(k, lo, mb int, s *dir
 // chunk runs samples [start, start+m) of b: forward (and with grad the backward pass and
 // clipping), adding the chunk's loss and accuracy to st, predictions to pred, and the clipped
 // gradient sum to grad.
-func (dr *direct) chunk(b Batch, start, m int, grad []float32, clip float64, needNorms bool, norms []float64, st *Stats, pred []int32) error {
+func (dr *direct) chunk(b data.Batch, start, m int, grad []float32, clip float64, needNorms bool, norms []float64, st *data.Stats, pred []int32) error {
 	var after func(k, lo, mb int, s *directScratch) error
 	if grad != nil {
 		after = func(k, lo, mb int, s *directScratch) error {
@@ -216,11 +217,11 @@ func (dr *direct) setPatches(grad, needNorms bool) {
 }
 
 // run processes b in chunks of at most the network's Chunk samples.
-func (dr *direct) run(b Batch, grad []float32, clip float64, needNorms bool, norms []float64, pred []int32) (Stats, error) {
-	var st Stats
+func (dr *direct) run(b data.Batch, grad []float32, clip float64, needNorms bool, norms []float64, pred []int32) (data.Stats, error) {
+	var st data.Stats
 	dr.alloc(min(dr.nw.res.chunk, max(b.N, 1)))
 	if err := dr.refreshWeights(); err != nil {
-		return Stats{}, err
+		return data.Stats{}, err
 	}
 	dr.setPatches(grad != nil, needNorms)
 	if grad != nil {
@@ -230,7 +231,7 @@ func (dr *direct) run(b Batch, grad []float32, clip float64, needNorms bool, nor
 	for start := 0; start < b.N; start += dr.nw.res.chunk {
 		m := min(dr.nw.res.chunk, b.N-start)
 		if err := dr.chunk(b, start, m, grad, clip, needNorms, norms, &st, pred); err != nil {
-			return Stats{}, err
+			return data.Stats{}, err
 		}
 	}
 	if grad != nil {

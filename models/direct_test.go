@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dptrain/dptrain/data"
 	. "github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/models/graph"
 )
@@ -238,7 +239,7 @@ func TestDirectBitIdenticalAcrossWorkers(t *testing.T) {
 		b := randomBatch(rand.New(rand.NewPCG(1, 2)), d, n)
 		var want []float32
 		var wantNorms []float64
-		var wantStats Stats
+		var wantStats data.Stats
 		var wantPS []float32
 		for _, procs := range []int{1, 2, 3, 8} {
 			runtime.GOMAXPROCS(procs)
@@ -307,7 +308,7 @@ func testClippingDecomposes(t *testing.T, spec Spec) {
 			}
 			want, one := make([]float32, np), make([]float32, np)
 			for i := 0; i < n; i++ {
-				bi := Batch{X: b.X[i*dim : (i+1)*dim], Y: b.Y[i : i+1], N: 1}
+				bi := data.Batch{X: b.X[i*dim : (i+1)*dim], Y: b.Y[i : i+1], N: 1}
 				if _, err := d.ClippedGradSum(bi, clip, one, nil); err != nil {
 					t.Fatal(err)
 				}
@@ -411,7 +412,7 @@ func TestPerSampleOverflowIsClippedToZero(t *testing.T) {
 				clear(w)
 			}
 		}
-		b := Batch{X: []float32{1e30, 1e-20}, Y: []int32{1, 0}, N: 2}
+		b := data.Batch{X: []float32{1e30, 1e-20}, Y: []int32{1, 0}, N: 2}
 		got, want := make([]float32, len(p)), make([]float32, len(p))
 		st, err := nw.PerSampleGradSum(b, nil, got)
 		if err != nil || st.NonFinite != 1 {

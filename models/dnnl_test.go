@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dptrain/dptrain/data"
 	. "github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/models/graph"
 )
@@ -72,7 +73,7 @@ func TestDNNLFreedWithNetwork(t *testing.T) {
 		}
 	}
 	spec.Engine = "dnnl"
-	sum := func(nw *Network, b Batch) []float32 {
+	sum := func(nw *Network, b data.Batch) []float32 {
 		g := make([]float32, len(nw.Params()))
 		if _, err := nw.ClippedGradSum(b, 1, g, nil); err != nil {
 			t.Fatal(err)

@@ -3,6 +3,7 @@ package models
 import (
 	"fmt"
 
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models/internal/core"
 )
 
@@ -15,16 +16,16 @@ import (
 type Graph interface {
 	// Evaluate returns b's loss and accuracy, and writes its predictions into pred if pred is
 	// not nil.
-	Evaluate(b Batch, pred []int32) (Stats, error)
+	Evaluate(b data.Batch, pred []int32) (data.Stats, error)
 	// ClippedGradSum is Network.ClippedGradSum; needNorms says whether per-example norms are
 	// computed (norms != nil or a finite clip).
-	ClippedGradSum(b Batch, clip float64, needNorms bool, grad []float32, norms []float64) (Stats, error)
-	PerSampleGradSum(b Batch, f func(i int, g []float32), grad []float32) (Stats, error)
+	ClippedGradSum(b data.Batch, clip float64, needNorms bool, grad []float32, norms []float64) (data.Stats, error)
+	PerSampleGradSum(b data.Batch, f func(i int, g []float32), grad []float32) (data.Stats, error)
 	// ReferenceGrad is Network.ReferenceGrad on b's one example.
-	ReferenceGrad(b Batch, g []float32) (float64, error)
-	Trace(b Batch) (Trace, error)
-	PerturbedLosses(b Batch, noise [][]float32, loss []float64) error
-	PerturbedLossesFrom(b Batch, tr Trace, layer int, noise []float32, loss []float64) error
+	ReferenceGrad(b data.Batch, g []float32) (float64, error)
+	Trace(b data.Batch) (Trace, error)
+	PerturbedLosses(b data.Batch, noise [][]float32, loss []float64) error
+	PerturbedLossesFrom(b data.Batch, tr Trace, layer int, noise []float32, loss []float64) error
 }
 
 // An Option changes how New, ReadParams and Load build a network.

@@ -6,13 +6,14 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/dptrain/dptrain/data"
 	. "github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/models/graph"
 )
 
 // randomBatch draws n examples with standard normal inputs and uniform labels.
-func randomBatch(rng *rand.Rand, nw *Network, n int) Batch {
-	b := Batch{X: make([]float32, n*nw.InDim()), Y: make([]int32, n), N: n}
+func randomBatch(rng *rand.Rand, nw *Network, n int) data.Batch {
+	b := data.Batch{X: make([]float32, n*nw.InDim()), Y: make([]int32, n), N: n}
 	for i := range b.X {
 		b.X[i] = float32(rng.NormFloat64())
 	}

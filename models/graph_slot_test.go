@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dptrain/dptrain/data"
 	. "github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/models/graph"
 )
@@ -67,7 +68,7 @@ type slotOutputs struct {
 // slotRun runs every per-example release of nw on b and returns the outputs of the examples
 // at slots. noise[l] is the noise of one example for linear layer l: the examples at slots get
 // it, the others fresh noise from rng.
-func slotRun(t *testing.T, nw *Network, b Batch, slots []int, noise [][]float32, rng *rand.Rand) []slotOutputs {
+func slotRun(t *testing.T, nw *Network, b data.Batch, slots []int, noise [][]float32, rng *rand.Rand) []slotOutputs {
 	t.Helper()
 	out := make([]slotOutputs, len(slots))
 	at := make(map[int]int, len(slots))
@@ -202,7 +203,7 @@ func TestGraphSlotInvariance(t *testing.T) {
 			var ref *Network
 			var want slotOutputs
 			var noise [][]float32
-			target := Batch{N: 1, Y: []int32{3}}
+			target := data.Batch{N: 1, Y: []int32{3}}
 			for _, chunk := range tc.chunks {
 				spec := tc.spec
 				spec.Engine, spec.Chunk = "graph", chunk
@@ -230,7 +231,7 @@ func TestGraphSlotInvariance(t *testing.T) {
 						t.Errorf("chunk %d, alone: %s", chunk, strings.Join(d, "; "))
 					}
 				}
-				b := Batch{X: make([]float32, n*nw.InDim()), Y: make([]int32, n), N: n}
+				b := data.Batch{X: make([]float32, n*nw.InDim()), Y: make([]int32, n), N: n}
 				for i := range b.X {
 					b.X[i] = rng.Float32()
 				}

@@ -2,13 +2,6 @@ package models
 
 import "github.com/dptrain/dptrain/data"
 
-// Batch is a batch of N examples (data.Batch): X is row-major N×(prod InputShape), Y holds the
-// class labels, Index the rows' dataset indices where known.
-type Batch = data.Batch
-
-// Stats summarises a pass over a batch (data.Stats).
-type Stats = data.Stats
-
 // ParamInfo describes one parameter tensor inside the flat parameter vector.
 type ParamInfo struct {
 	Name         string
@@ -36,15 +29,15 @@ type Model interface {
 	// If norms != nil (len ≥ b.N) it receives ‖g_i‖₂. Uses ghost clipping (no per-sample
 	// gradients materialised) wherever that is cheaper. An example whose g_i is not finite
 	// contributes zero and is counted in Stats.NonFinite; it is not an error.
-	ClippedGradSum(b Batch, clip float64, grad []float32, norms []float64) (Stats, error)
+	ClippedGradSum(b data.Batch, clip float64, grad []float32, norms []float64) (data.Stats, error)
 	// PerSampleGradSum materialises each sample's gradient g_i in turn (O(params) memory),
 	// calls f(i, g_i), which may transform it in place, and writes Σ_i f(g_i) into grad. f may
 	// be called from several goroutines at once, for different i: it must be safe for that.
 	// A g_i with a non-finite coordinate is not passed to f and contributes zero (counted in
 	// Stats.NonFinite); f must map a finite g_i to a finite one.
-	PerSampleGradSum(b Batch, f func(i int, g []float32), grad []float32) (Stats, error)
+	PerSampleGradSum(b data.Batch, f func(i int, g []float32), grad []float32) (data.Stats, error)
 	// Evaluate computes the loss and accuracy without gradients.
-	Evaluate(b Batch) (Stats, error)
+	Evaluate(b data.Batch) (data.Stats, error)
 	// Predict writes the arg-max class of each example into pred (len ≥ b.N).
-	Predict(b Batch, pred []int32) error
+	Predict(b data.Batch, pred []int32) error
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models/internal/core"
 )
 
@@ -166,7 +167,7 @@ func (nw *Network) Layout() []ParamInfo {
 // Chunk is the largest number of samples one run processes.
 func (nw *Network) Chunk() int { return nw.res.chunk }
 
-func (nw *Network) checkBatch(b Batch) error {
+func (nw *Network) checkBatch(b data.Batch) error {
 	if b.N < 0 {
 		return fmt.Errorf("models: batch size %d is negative", b.N)
 	}
@@ -185,8 +186,8 @@ func (nw *Network) checkBatch(b Batch) error {
 }
 
 // Evaluate computes the summed loss and the accuracy of b without gradients.
-func (nw *Network) Evaluate(b Batch) (Stats, error) {
-	var s Stats
+func (nw *Network) Evaluate(b data.Batch) (data.Stats, error) {
+	var s data.Stats
 	if err := nw.checkBatch(b); err != nil {
 		return s, err
 	}
@@ -197,7 +198,7 @@ func (nw *Network) Evaluate(b Batch) (Stats, error) {
 }
 
 // Predict writes the arg-max class of each of the b.N examples into pred; b.Y is not used.
-func (nw *Network) Predict(b Batch, pred []int32) error {
+func (nw *Network) Predict(b data.Batch, pred []int32) error {
 	if b.N < 0 || len(b.X) < b.N*nw.inDim {
 		return fmt.Errorf("models: batch of %d examples needs %d values in X, has %d", b.N, b.N*nw.inDim, len(b.X))
 	}
@@ -233,8 +234,8 @@ func (nw *Network) checkGrad(grad []float32) error {
 // input, an overflow) is clipped to zero, contributes nothing to grad, and is counted in
 // Stats.NonFinite (operator-only); only misuse (buffer lengths, a non-positive clip) is an
 // error. With clip = +Inf this applies whenever norms are computed (norms != nil).
-func (nw *Network) ClippedGradSum(b Batch, clip float64, grad []float32, norms []float64) (Stats, error) {
-	var s Stats
+func (nw *Network) ClippedGradSum(b data.Batch, clip float64, grad []float32, norms []float64) (data.Stats, error) {
+	var s data.Stats
 	if err := nw.checkBatch(b); err != nil {
 		return s, err
 	}
@@ -262,8 +263,8 @@ func (nw *Network) ClippedGradSum(b Batch, clip float64, grad []float32, norms [
 // its own g_i), so it must be safe for concurrent use; the sum does not depend on the order.
 // A g_i with a NaN or infinite coordinate is not passed to f, contributes nothing to grad and
 // is counted in Stats.NonFinite (operator-only), not reported as an error.
-func (nw *Network) PerSampleGradSum(b Batch, f func(i int, g []float32), grad []float32) (Stats, error) {
-	var s Stats
+func (nw *Network) PerSampleGradSum(b data.Batch, f func(i int, g []float32), grad []float32) (data.Stats, error) {
+	var s data.Stats
 	if err := nw.checkBatch(b); err != nil {
 		return s, err
 	}
@@ -282,7 +283,7 @@ func (nw *Network) PerSampleGradSum(b Batch, f func(i int, g []float32), grad []
 // with ClippedGradSum or PerSampleGradSum and exists to test them; it is slow. It needs the
 // graph engine (WithGraph).
 func (nw *Network) ReferenceGrad(x []float32, y int32, g []float32) (float64, error) {
-	b := Batch{X: x, Y: []int32{y}, N: 1}
+	b := data.Batch{X: x, Y: []int32{y}, N: 1}
 	if err := nw.checkBatch(b); err != nil {
 		return 0, err
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dptrain/dptrain/data"
 	. "github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/models/graph"
 	"github.com/dptrain/dptrain/models/internal/core"
@@ -156,13 +157,13 @@ func TestEmptyBatchAndErrors(t *testing.T) {
 	for i := range grad {
 		grad[i] = 1
 	}
-	st, err := nw.ClippedGradSum(Batch{}, 1, grad, nil)
-	if err != nil || st != (Stats{}) || norm2(grad) != 0 {
+	st, err := nw.ClippedGradSum(data.Batch{}, 1, grad, nil)
+	if err != nil || st != (data.Stats{}) || norm2(grad) != 0 {
 		t.Errorf("N = 0: stats %+v, err %v, ‖grad‖ %g; want zeros", st, err, norm2(grad))
 	}
 	grad[0] = 1
-	st, err = nw.PerSampleGradSum(Batch{}, nil, grad)
-	if err != nil || st != (Stats{}) || norm2(grad) != 0 {
+	st, err = nw.PerSampleGradSum(data.Batch{}, nil, grad)
+	if err != nil || st != (data.Stats{}) || norm2(grad) != 0 {
 		t.Errorf("PerSampleGradSum N = 0: stats %+v, err %v, ‖grad‖ %g; want zeros", st, err, norm2(grad))
 	}
 	b := randomBatch(rand.New(rand.NewPCG(2, 2)), nw, 2)

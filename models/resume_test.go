@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dptrain/dptrain/data"
 	. "github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/models/graph"
 )
@@ -81,7 +82,7 @@ func TestPerturbedLossesFromMatchesFullPass(t *testing.T) {
 				}
 			}
 		}
-		if err := nw.PerturbedLossesFrom(Batch{X: b.X, Y: b.Y, N: n - 1}, tr, 0, nil, resumed); err == nil || !strings.Contains(err.Error(), "Trace(b)") {
+		if err := nw.PerturbedLossesFrom(data.Batch{X: b.X, Y: b.Y, N: n - 1}, tr, 0, nil, resumed); err == nil || !strings.Contains(err.Error(), "Trace(b)") {
 			t.Errorf("%s: trace of another batch: err = %v, want a refusal naming Trace(b)", tc.name, err)
 		}
 		if err := nw.PerturbedLossesFrom(b, tr, len(lin), nil, resumed); err == nil {

@@ -69,9 +69,9 @@ func withDNNL(engines ...string) []string {
 // [0, 1) images, and, every few slots, a constant image (max-pool ties everywhere), one of huge
 // pixels (saturated tanh, large norms), one of equal pixels in 2×2 cells (pool ties broken by
 // the last bit) and one with a NaN.
-func slotFillers(rng *rand.Rand, nw *Network, n int) Batch {
+func slotFillers(rng *rand.Rand, nw *Network, n int) data.Batch {
 	d := nw.InDim()
-	b := Batch{X: make([]float32, n*d), Y: make([]int32, n), N: n}
+	b := data.Batch{X: make([]float32, n*d), Y: make([]int32, n), N: n}
 	w := d
 	if in := nw.InputShape(); len(in) == 3 {
 		w = in[2]
@@ -117,7 +117,7 @@ type contribution struct {
 }
 
 // contributions runs nw on b and returns every example's contribution.
-func contributions(t *testing.T, nw *Network, b Batch, clip float64) []contribution {
+func contributions(t *testing.T, nw *Network, b data.Batch, clip float64) []contribution {
 	t.Helper()
 	np := len(nw.Params())
 	out := make([]contribution, b.N)
@@ -166,18 +166,18 @@ func (c contribution) sameBits(o contribution) (bool, string) {
 }
 
 // rows returns examples [lo, hi) of b.
-func rows(b Batch, d, lo, hi int) Batch {
-	return Batch{X: b.X[lo*d : hi*d], Y: b.Y[lo:hi], N: hi - lo}
+func rows(b data.Batch, d, lo, hi int) data.Batch {
+	return data.Batch{X: b.X[lo*d : hi*d], Y: b.Y[lo:hi], N: hi - lo}
 }
 
 // withAt returns b with example x (label y) inserted at slot s.
-func withAt(b Batch, d, s int, x []float32, y int32) Batch {
-	return concat(rows(b, d, 0, s), Batch{X: x, Y: []int32{y}, N: 1}, rows(b, d, s, b.N))
+func withAt(b data.Batch, d, s int, x []float32, y int32) data.Batch {
+	return concat(rows(b, d, 0, s), data.Batch{X: x, Y: []int32{y}, N: 1}, rows(b, d, s, b.N))
 }
 
 // concat joins batches.
-func concat(bs ...Batch) Batch {
-	var out Batch
+func concat(bs ...data.Batch) data.Batch {
+	var out data.Batch
 	for _, b := range bs {
 		out.X, out.Y, out.N = append(out.X, b.X...), append(out.Y, b.Y...), out.N+b.N
 	}
@@ -186,25 +186,25 @@ func concat(bs ...Batch) Batch {
 
 // fashionImages returns up to n Fashion-MNIST test images (pixels in [0, 1]) when the dataset is
 // installed (Debian's dataset-fashion-mnist), or nil.
-func fashionImages(t *testing.T, n int) Batch {
+func fashionImages(t *testing.T, n int) data.Batch {
 	spec, err := data.Lookup("fashion-mnist")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ds, err := data.ReadIDXDir("/usr/share/datasets/fashion-mnist", spec)
 	if err != nil || ds.Test == nil {
-		return Batch{}
+		return data.Batch{}
 	}
 	n = min(n, ds.Test.N)
-	return Batch{X: ds.Test.X[:n*784], Y: ds.Test.Y[:n], N: n}
+	return data.Batch{X: ds.Test.X[:n*784], Y: ds.Test.Y[:n], N: n}
 }
 
 // slotTargets are the examples the slot test follows for nw: real Fashion-MNIST images as they
 // are and standardised (28×28 inputs, when the dataset is installed) or their ScatterNet
 // features (81×7×7 inputs), then uniform [0, 1) inputs, with a constant and a NaN one among them.
-func slotTargets(t *testing.T, nw *Network, rng *rand.Rand, n int, real Batch) Batch {
+func slotTargets(t *testing.T, nw *Network, rng *rand.Rand, n int, real data.Batch) data.Batch {
 	d := nw.InDim()
-	b := Batch{X: make([]float32, n*d), Y: make([]int32, n), N: n}
+	b := data.Batch{X: make([]float32, n*d), Y: make([]int32, n), N: n}
 	var sc *scattering.Scattering
 	var ws *scattering.Workspace
 	if in := nw.InputShape(); real.N > 0 && len(in) == 3 && in[0] == 81 && in[1] == 7 {
@@ -327,7 +327,7 @@ func TestEachExampleAloneBitForBit(t *testing.T) {
 
 // clippedContributions are the clipped gradients of b's examples, as the clipped sum adds them
 // (nil for an example clipped to zero).
-func clippedContributions(t *testing.T, nw *Network, b Batch, clip float64) [][]float32 {
+func clippedContributions(t *testing.T, nw *Network, b data.Batch, clip float64) [][]float32 {
 	t.Helper()
 	out := make([][]float32, b.N)
 	for i, c := range contributions(t, nw, b, clip) {
@@ -361,7 +361,7 @@ func TestSlotAmplification(t *testing.T) {
 		// group of 64 images is run as it is and behind one more image.
 		best, worst := 0, -1.0
 		for lo := 0; lo < pool.N; lo += 64 {
-			grp := Batch{X: pool.X[lo*d : (lo+64)*d], Y: pool.Y[lo : lo+64], N: 64}
+			grp := data.Batch{X: pool.X[lo*d : (lo+64)*d], Y: pool.Y[lo : lo+64], N: 64}
 			here := clippedContributions(t, nw, grp, clip)
 			there := clippedContributions(t, nw, withAt(grp, d, 0, pool.X[:d], 0), clip)[1:]
 			for i := range here {
@@ -376,7 +376,7 @@ func TestSlotAmplification(t *testing.T) {
 		x, y := pool.X[best*d:(best+1)*d], pool.Y[best]
 		t.Logf("%s: image %d of the pool moves by %.3g·C between two neighbouring slots", engine, best, worst/clip)
 		for _, n := range []int{33, 129, 513} {
-			b := Batch{X: make([]float32, 0, n*d), Y: make([]int32, 0, n), N: n}
+			b := data.Batch{X: make([]float32, 0, n*d), Y: make([]int32, 0, n), N: n}
 			copies := 0
 			for s := 0; s < n; s++ {
 				if s > 0 && (s%DirectBlock)%3 == 1 {
@@ -390,7 +390,7 @@ func TestSlotAmplification(t *testing.T) {
 				}
 				b.X, b.Y = append(b.X, pool.X[f*d:(f+1)*d]...), append(b.Y, pool.Y[f])
 			}
-			bn := Batch{X: b.X[d:], Y: b.Y[1:], N: n - 1}
+			bn := data.Batch{X: b.X[d:], Y: b.Y[1:], N: n - 1}
 			s, sn := make([]float32, len(nw.Params())), make([]float32, len(nw.Params()))
 			if _, err := nw.ClippedGradSum(b, clip, s, nil); err != nil {
 				t.Fatal(err)

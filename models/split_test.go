@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/dptrain/dptrain/data"
 	. "github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/models/graph"
 )
@@ -50,7 +51,7 @@ func TestRunsReuseBuffersSafely(t *testing.T) {
 			if preset == "resnet20-gn" {
 				n = 3
 			}
-			sum := func(nw *Network, b Batch) ([]float32, []float64) {
+			sum := func(nw *Network, b data.Batch) ([]float32, []float64) {
 				grad, norms := make([]float32, len(nw.Params())), make([]float64, b.N)
 				if _, err := nw.ClippedGradSum(b, 0.5, grad, norms); err != nil {
 					t.Fatal(err)

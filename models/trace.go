@@ -3,6 +3,7 @@ package models
 import (
 	"fmt"
 
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/internal/kernels"
 )
 
@@ -46,7 +47,7 @@ type Trace = kernels.Trace
 // Trace runs the network forward on b without gradients and returns per-example losses and
 // every dense/conv layer's input. It refuses a network with GroupNorm layers, whose parameters
 // a likelihood-ratio estimator does not cover.
-func (nw *Network) Trace(b Batch) (Trace, error) {
+func (nw *Network) Trace(b data.Batch) (Trace, error) {
 	if err := nw.checkBatch(b); err != nil {
 		return Trace{}, err
 	}
@@ -66,7 +67,7 @@ func (nw *Network) Trace(b Batch) (Trace, error) {
 // recomputed (their output is tr's, as are the skip tensors saved before it), which is what
 // Algorithm 1 of Feng et al. needs, one layer's noise at a time. It equals PerturbedLosses with
 // noise on that layer alone up to float32 rounding ((AW + b) + z instead of AW + (b + z)).
-func (nw *Network) PerturbedLossesFrom(b Batch, tr Trace, layer int, noise []float32, loss []float64) error {
+func (nw *Network) PerturbedLossesFrom(b data.Batch, tr Trace, layer int, noise []float32, loss []float64) error {
 	if err := nw.checkBatch(b); err != nil {
 		return err
 	}
@@ -105,7 +106,7 @@ func (nw *Network) refuseStandardised() error {
 // PerturbedLosses runs the network forward on b with noise[i] ((N·Rows)×Out row-major, or nil
 // for none) added to the pre-activation output of LinearLayers()[i], and writes each example's
 // softmax cross-entropy into loss.
-func (nw *Network) PerturbedLosses(b Batch, noise [][]float32, loss []float64) error {
+func (nw *Network) PerturbedLosses(b data.Batch, noise [][]float32, loss []float64) error {
 	if err := nw.checkBatch(b); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dptrain/dptrain/data"
 	. "github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/models/graph"
 	"github.com/dptrain/dptrain/models/internal/core"
@@ -35,7 +36,7 @@ var wsSpecs = []struct {
 // wsBatch is randomBatch with inputs scaled by scale (standardised weights have unit variance
 // per output channel, so a conv output's scale grows with √fan-in; small inputs keep tanh out
 // of saturation, where finite differences say little).
-func wsBatch(rng *rand.Rand, nw *Network, n int, scale float32) Batch {
+func wsBatch(rng *rand.Rand, nw *Network, n int, scale float32) data.Batch {
 	b := randomBatch(rng, nw, n)
 	for i := range b.X {
 		b.X[i] *= scale
@@ -91,7 +92,7 @@ func TestWeightStandardizationFiniteDifferences(t *testing.T) {
 				t.Fatalf("%s: ClippedGradSum: %v", name, err)
 			}
 			for i := 0; i < n; i++ {
-				one := Batch{X: b.X[i*nw.InDim() : (i+1)*nw.InDim()], Y: b.Y[i : i+1], N: 1}
+				one := data.Batch{X: b.X[i*nw.InDim() : (i+1)*nw.InDim()], Y: b.Y[i : i+1], N: 1}
 				fd := make([]float32, len(p))
 				for k := range p {
 					orig := p[k]

@@ -2,6 +2,7 @@ package optim
 
 import (
 	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/data"
 )
 
 // Declarer is implemented by every built-in algorithm's optimizer: Declare returns the records the
@@ -9,7 +10,7 @@ import (
 // randomness. The trainer asks the live accountant whether those records would overshoot the
 // privacy target before it runs the step (the privacy contract of package accounting: stop before the step).
 type Declarer interface {
-	Declare(info BatchInfo) ([]accounting.Step, error)
+	Declare(info data.BatchInfo) ([]accounting.Step, error)
 }
 
 // StepDeclarer is a Declarer that can also declare the records of any planned step k (counted
@@ -18,20 +19,20 @@ type Declarer interface {
 // calibrated as they will be released. Declare(info) equals DeclareStep(Steps(), info).
 type StepDeclarer interface {
 	Declarer
-	DeclareStep(k int, info BatchInfo) ([]accounting.Step, error)
+	DeclareStep(k int, info data.BatchInfo) ([]accounting.Step, error)
 }
 
 // DeclaredBatch is a stand-in batch of the size info declares, for PlanBatch's public checks
 // when a step is declared before its batch is drawn.
-func DeclaredBatch(bi BatchInfo) Batch {
+func DeclaredBatch(bi data.BatchInfo) data.Batch {
 	info := declOf(bi)
 	switch info.Sampling {
 	case accounting.FullBatch:
-		return Batch{N: info.DatasetSize}
+		return data.Batch{N: info.DatasetSize}
 	case accounting.Poisson:
-		return Batch{}
+		return data.Batch{}
 	case accounting.PoissonWithRejection:
-		return Batch{N: info.MinBatchSize}
+		return data.Batch{N: info.MinBatchSize}
 	}
-	return Batch{N: info.BatchSize}
+	return data.Batch{N: info.BatchSize}
 }

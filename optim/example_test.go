@@ -23,7 +23,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	idx, info := sampler.Next(nil)
-	plan, err := optim.PlanBatch(info, optim.Batch{N: len(idx)})
+	plan, err := optim.PlanBatch(info, data.Batch{N: len(idx)})
 	if err != nil {
 		log.Fatal(err)
 	}

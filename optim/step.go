@@ -9,13 +9,6 @@ import (
 	"github.com/dptrain/dptrain/data"
 )
 
-// BatchInfo is the sampler's declaration of how a batch was drawn (scheme, rate, fixed batch
-// size, dataset size, batch index, rejection threshold): what data's samplers return with each
-// batch (data.Sampler.Next, data.PlannedBatch). Only they can set it, so a step's records
-// always describe the sampler that really drew the batch; a BatchInfo built otherwise declares
-// no scheme, and every private step refuses it.
-type BatchInfo = data.BatchInfo
-
 // Declaration is a BatchInfo's declaration as a step checks and records it. Neighbouring is
 // the adjacency the guarantee is stated for: add/remove for the Poisson schemes, replace-one
 // for fixed-size schemes and full batch (n is then public).
@@ -30,7 +23,7 @@ type Declaration struct {
 }
 
 // declOf reads info's declaration.
-func declOf(info BatchInfo) Declaration {
+func declOf(info data.BatchInfo) Declaration {
 	return Declaration{Sampling: accounting.Sampling(info.Scheme()), SampleRate: info.SampleRate(), BatchSize: info.BatchSize(),
 		DatasetSize: info.DatasetSize(), BatchIndex: info.BatchIndex(), MinBatchSize: info.MinBatchSize()}
 }
@@ -45,7 +38,7 @@ type Result struct {
 	Records []accounting.Step
 	// Stats are the model's statistics on the batch. They are computed from private data
 	// without noise: they are not covered by the records and are for monitoring only.
-	Stats Stats
+	Stats data.Stats
 	// StepSize is the learning rate the step used.
 	StepSize float64
 }
@@ -53,7 +46,7 @@ type Result struct {
 // Optimizer is one private training algorithm: each call to Step takes one step on the model's
 // parameters in place and returns what it released.
 type Optimizer interface {
-	Step(m GradientOracle, b Batch, info BatchInfo) (Result, error)
+	Step(m GradientOracle, b data.Batch, info data.BatchInfo) (Result, error)
 	// UpdateRule names the post-processing of the privatised gradient for accounting.Run:
 	// "sgd", "momentum" or "adam".
 	UpdateRule() string
@@ -117,7 +110,7 @@ func Normaliser(r accounting.Step) float64 {
 
 // PlanBatch validates info against the realised batch and returns the normaliser. The realised
 // batch size is only compared with declared public sizes; it never enters a record.
-func PlanBatch(bi BatchInfo, b Batch) (BatchPlan, error) {
+func PlanBatch(bi data.BatchInfo, b data.Batch) (BatchPlan, error) {
 	info := declOf(bi)
 	if info.Sampling == "" {
 		return BatchPlan{}, fmt.Errorf("optim: the batch declares no sampling scheme: take its BatchInfo from the data sampler that drew it (data.Sampler.Next, or data.PlannedBatch for a planned step)")

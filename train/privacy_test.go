@@ -141,7 +141,7 @@ func harnessConfigs(t *testing.T, algs *Algorithms) map[string][]*Config {
 type harnessStep struct {
 	alg       Algorithm
 	plan      Plan
-	info      optim.BatchInfo
+	info      data.BatchInfo
 	spec      models.Spec
 	addRemove bool // the records declare add/remove adjacency
 	// ranks > 1 runs the step data-parallel, as that many ranks would (ranksOracle).
@@ -280,7 +280,7 @@ func (o *ranksOracle) Params() []float32 { return o.ranks[0].Params() }
 
 // each runs call on rank 0 and, concurrently, on every other rank (with rank 0's parameters
 // and buffers of its own), and returns rank 0's result.
-func (o *ranksOracle) each(grad []float32, norms []float64, call func(r *mpi.Sharded, grad []float32, norms []float64) (optim.Stats, error)) (optim.Stats, error) {
+func (o *ranksOracle) each(grad []float32, norms []float64, call func(r *mpi.Sharded, grad []float32, norms []float64) (data.Stats, error)) (data.Stats, error) {
 	var wg sync.WaitGroup
 	errs := make([]error, len(o.ranks))
 	for i, r := range o.ranks[1:] {
@@ -301,14 +301,14 @@ func (o *ranksOracle) each(grad []float32, norms []float64, call func(r *mpi.Sha
 	return st, errors.Join(append(errs, err)...)
 }
 
-func (o *ranksOracle) ClippedGradSum(b optim.Batch, clip float64, grad []float32, norms []float64) (optim.Stats, error) {
-	return o.each(grad, norms, func(r *mpi.Sharded, g []float32, ns []float64) (optim.Stats, error) {
+func (o *ranksOracle) ClippedGradSum(b data.Batch, clip float64, grad []float32, norms []float64) (data.Stats, error) {
+	return o.each(grad, norms, func(r *mpi.Sharded, g []float32, ns []float64) (data.Stats, error) {
 		return r.ClippedGradSum(b, clip, g, ns)
 	})
 }
 
-func (o *ranksOracle) PerSampleGradSum(b optim.Batch, f func(int, []float32), grad []float32) (optim.Stats, error) {
-	return o.each(grad, nil, func(r *mpi.Sharded, g []float32, _ []float64) (optim.Stats, error) {
+func (o *ranksOracle) PerSampleGradSum(b data.Batch, f func(int, []float32), grad []float32) (data.Stats, error) {
+	return o.each(grad, nil, func(r *mpi.Sharded, g []float32, _ []float64) (data.Stats, error) {
 		return r.PerSampleGradSum(b, f, g)
 	})
 }
@@ -474,7 +474,7 @@ func runHarnessSize(t *testing.T, algs *Algorithms, cfg *Config, spec models.Spe
 					x[i] = float32(s)
 				}
 			}
-			b := optim.Batch{N: n, X: x, Y: y, Index: make([]int, n)}
+			b := data.Batch{N: n, X: x, Y: y, Index: make([]int, n)}
 			for i := range b.Index {
 				b.Index[i] = i
 			}
@@ -500,7 +500,7 @@ func runHarnessSize(t *testing.T, algs *Algorithms, cfg *Config, spec models.Spe
 					d := dptest.With(b, pos, c.X, int32(k%classes))
 					other, _ := dptest.Random(1, dim, classes, s, rng)
 					for _, rel := range relations {
-						var dn optim.Batch
+						var dn data.Batch
 						switch rel {
 						case dptest.Remove:
 							if n == 1 && h.info.Scheme() == data.SchemePoissonWithRejection || positional && pos != n-1 {

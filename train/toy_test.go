@@ -11,6 +11,7 @@ import (
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/accounting/modes"
 	"github.com/dptrain/dptrain/algorithm"
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/optim"
 )
 
@@ -22,14 +23,14 @@ import (
 type toyGD struct {
 	sigma, clip, lr float64
 	blocks          int
-	seen            func(optim.Batch) error
+	seen            func(data.Batch) error
 	noise           *optim.Noise
 	grad            []float32
 	norms           []float64
 	k               int
 }
 
-func (o *toyGD) record(info optim.BatchInfo) []accounting.Step {
+func (o *toyGD) record(info data.BatchInfo) []accounting.Step {
 	var recs []accounting.Step
 	for j := range max(o.blocks, 1) {
 		recs = append(recs, accounting.Step{Mechanism: accounting.Gaussian, Sampling: accounting.Sampling(info.Scheme()), Neighbouring: accounting.AddRemove,
@@ -41,13 +42,13 @@ func (o *toyGD) record(info optim.BatchInfo) []accounting.Step {
 
 func (o *toyGD) NoiseStream() *optim.Noise { return o.noise }
 
-func (o *toyGD) Declare(info optim.BatchInfo) ([]accounting.Step, error) { return o.record(info), nil }
+func (o *toyGD) Declare(info data.BatchInfo) ([]accounting.Step, error) { return o.record(info), nil }
 
-func (o *toyGD) DeclareStep(_ int, info optim.BatchInfo) ([]accounting.Step, error) {
+func (o *toyGD) DeclareStep(_ int, info data.BatchInfo) ([]accounting.Step, error) {
 	return o.record(info), nil
 }
 
-func (o *toyGD) Step(m optim.GradientOracle, b optim.Batch, info optim.BatchInfo) (optim.Result, error) {
+func (o *toyGD) Step(m optim.GradientOracle, b data.Batch, info data.BatchInfo) (optim.Result, error) {
 	if o.seen != nil {
 		if err := o.seen(b); err != nil {
 			return optim.Result{}, err
@@ -59,7 +60,7 @@ func (o *toyGD) Step(m optim.GradientOracle, b optim.Batch, info optim.BatchInfo
 	}
 	clear(o.grad)
 	o.norms = make([]float64, b.N)
-	var st optim.Stats
+	var st data.Stats
 	if b.N > 0 {
 		var err error
 		if st, err = m.ClippedGradSum(b, o.clip, o.grad, o.norms); err != nil {
@@ -99,7 +100,7 @@ type toySection struct {
 func toyAlgorithm(name string, declares bool) Algorithm { return toyObserved(name, declares, nil) }
 
 // toyObserved is the toy algorithm with seen called on every batch before its step.
-func toyObserved(name string, declares bool, seen func(optim.Batch) error) Algorithm {
+func toyObserved(name string, declares bool, seen func(data.Batch) error) Algorithm {
 	return Algorithm{
 		Name: name, Private: true, ClipNorm: true,
 		Accountants: []string{"rdp"},
@@ -287,7 +288,7 @@ func TestBatchCarriesExampleIndices(t *testing.T) {
 	for _, scheme := range []string{"poisson", "shuffled", "shuffled-once", "without-replacement"} {
 		var tr *Trainer
 		batches := 0
-		seen := func(b optim.Batch) error {
+		seen := func(b data.Batch) error {
 			batches++
 			if len(b.Index) != b.N {
 				return fmt.Errorf("batch of %d rows has %d indices", b.N, len(b.Index))

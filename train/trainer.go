@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/dptrain/dptrain/comm"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/dptrain/dptrain/comm"
 
 	"github.com/dptrain/dptrain"
 	"github.com/dptrain/dptrain/accounting"
@@ -724,7 +725,7 @@ func (t *Trainer) Evaluate() (Evaluation, error) {
 	}
 	t.ema.swap(t.model.Params()) // evaluate the average the run releases
 	defer t.ema.swap(t.model.Params())
-	s, err := t.model.Evaluate(models.Batch{X: t.test.X[:t.test.N*t.test.D], Y: t.test.Y[:t.test.N], N: t.test.N})
+	s, err := t.model.Evaluate(data.Batch{X: t.test.X[:t.test.N*t.test.D], Y: t.test.Y[:t.test.N], N: t.test.N})
 	if err != nil {
 		return Evaluation{}, err
 	}

@@ -412,7 +412,7 @@ type countingOracle struct {
 	calls *int
 }
 
-func (c countingOracle) ClippedGradSum(b models.Batch, clip float64, grad []float32, norms []float64) (models.Stats, error) {
+func (c countingOracle) ClippedGradSum(b data.Batch, clip float64, grad []float32, norms []float64) (data.Stats, error) {
 	*c.calls++
 	return c.GradientOracle.ClippedGradSum(b, clip, grad, norms)
 }

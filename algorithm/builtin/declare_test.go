@@ -23,7 +23,7 @@ func TestDeclareMatchesStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	newModel := func() *steptest.Softmax { return steptest.NewSoftmax(d, k) }
-	mk := func(t *testing.T, name string) (optim.Optimizer, optim.BatchInfo, int) {
+	mk := func(t *testing.T, name string) (optim.Optimizer, data.BatchInfo, int) {
 		noise := optim.NewSeededNoise(1)
 		switch name {
 		case "dpsgd":

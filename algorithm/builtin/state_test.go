@@ -18,7 +18,7 @@ import (
 // resumable is an optimizer under test with what its run needs besides the batches.
 type resumable struct {
 	opt  optim.Checkpointer
-	step func(m optim.GradientOracle, b optim.Batch) (optim.Result, error)
+	step func(m optim.GradientOracle, b data.Batch) (optim.Result, error)
 }
 
 // TestStateRestoreIsExact stops a seeded run after half its steps, saves the optimizer's state,
@@ -40,7 +40,7 @@ func TestStateRestoreIsExact(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return resumable{o, func(m optim.GradientOracle, b optim.Batch) (optim.Result, error) { return o.Step(m, b, poisson) }}
+			return resumable{o, func(m optim.GradientOracle, b data.Batch) (optim.Result, error) { return o.Step(m, b, poisson) }}
 		}
 	}
 	for _, tc := range []struct {
@@ -60,25 +60,25 @@ func TestStateRestoreIsExact(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return resumable{o, func(m optim.GradientOracle, b optim.Batch) (optim.Result, error) { return o.Step(m, b, poisson) }}
+			return resumable{o, func(m optim.GradientOracle, b data.Batch) (optim.Result, error) { return o.Step(m, b, poisson) }}
 		}},
 		{name: "dpsgld", build: func(t *testing.T, noise *optim.Noise) resumable {
 			o, err := dpsgld.New(dpsgld.Config{Sigma: 0.5, Constants: langevin, Schedule: dpsgld.Decreasing{Smoothness: langevin.Smoothness, StrongConvexity: langevin.StrongConvexity}}, noise)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return resumable{o, func(m optim.GradientOracle, b optim.Batch) (optim.Result, error) { return o.Step(m, b, wor) }}
+			return resumable{o, func(m optim.GradientOracle, b data.Batch) (optim.Result, error) { return o.Step(m, b, wor) }}
 		}, init: func(o optim.Checkpointer, params []float32) { o.(*dpsgld.Optimizer).Init(params) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			batches := make([]optim.Batch, steps)
+			batches := make([]data.Batch, steps)
 			for i := range batches {
 				batches[i] = steptest.SyntheticBatch(12, d, optim.NewSeededNoise(uint64(100+i)))
 				for j := range batches[i].Y {
 					batches[i].Y[j] %= classes
 				}
 			}
-			run := func(o resumable, m optim.GradientOracle, bs []optim.Batch) {
+			run := func(o resumable, m optim.GradientOracle, bs []data.Batch) {
 				t.Helper()
 				for _, b := range bs {
 					if _, err := o.step(m, b); err != nil {
@@ -179,7 +179,7 @@ func TestRestoredScheduleContinues(t *testing.T) {
 			optim.Declarer
 			optim.Optimizer
 		}, error)
-		info optim.BatchInfo
+		info data.BatchInfo
 		want float64
 	}{
 		// 0.1·0.5^⌊7/3⌋ = 0.025.
@@ -231,7 +231,7 @@ func TestRestoredScheduleContinues(t *testing.T) {
 			if got := recs[0].StepSize; math.Abs(got-tc.want) > 1e-15 {
 				t.Errorf("declared step size %v, want η_%d = %v", got, k, tc.want)
 			}
-			b := optim.Batch{X: []float32{0.5, -0.5, 0.1, 0.2, 0, 0.3, -0.2, 0.1}, Y: []int32{0, 1, 2, 1}, N: 4}
+			b := data.Batch{X: []float32{0.5, -0.5, 0.1, 0.2, 0, 0.3, -0.2, 0.1}, Y: []int32{0, 1, 2, 1}, N: 4}
 			res, err := o.Step(model, b, tc.info)
 			if err != nil {
 				t.Fatal(err)
@@ -319,7 +319,7 @@ func TestRestoreRefusals(t *testing.T) {
 // next step fail with an error, before the parameters change.
 func TestRestoredLengthMismatch(t *testing.T) {
 	poisson := steptest.Drawn(data.SchemePoisson, 8, (0.5)*float64(8), 0, 0)
-	b := optim.Batch{X: []float32{1, 0, 0, 1}, Y: []int32{0, 1}, N: 2}
+	b := data.Batch{X: []float32{1, 0, 0, 1}, Y: []int32{0, 1}, N: 2}
 	momentum, _ := optim.NewMomentum(0.9, false, 0)
 	adam, _ := optim.NewAdam(0.9, 0.999, 1e-8, 0, false)
 	for _, tc := range []struct {

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/internal/kernels"
 	"github.com/dptrain/dptrain/optim"
 )
@@ -80,7 +81,7 @@ type LiftedNetwork interface {
 	Smoothness(d int) float64
 	// Update runs the hidden updates for batch b at the weights w (one In×Out row-major slice
 	// per block) and returns the blocks' sub-problems.
-	Update(w [][]float32, b optim.Batch) (*LiftedProblems, error)
+	Update(w [][]float32, b data.Batch) (*LiftedProblems, error)
 	// State and Restore give and replace the kept auxiliaries (see lifted.MLP).
 	State() (aux []float32, seen []bool)
 	Restore(aux []float32, seen []bool) error
@@ -182,13 +183,13 @@ func (o *Optimizer) Stateful() bool { return false }
 func (o *Optimizer) Steps() int { return o.k }
 
 // Declare implements optim.Declarer.
-func (o *Optimizer) Declare(info optim.BatchInfo) ([]accounting.Step, error) {
+func (o *Optimizer) Declare(info data.BatchInfo) ([]accounting.Step, error) {
 	return o.DeclareStep(o.k, info)
 }
 
 // DeclareStep implements optim.StepDeclarer: one Gaussian record per released block, with its
 // block id, the batch index and the block's smoothness β_d = ρ_d² (Lemma B.1).
-func (o *Optimizer) DeclareStep(k int, info optim.BatchInfo) ([]accounting.Step, error) {
+func (o *Optimizer) DeclareStep(k int, info data.BatchInfo) ([]accounting.Step, error) {
 	p, err := optim.PlanBatch(info, optim.DeclaredBatch(info))
 	if err != nil {
 		return nil, err
@@ -229,11 +230,11 @@ func (o *Optimizer) BlockSpan(d int) (offset, n int) {
 
 // accuracyModel is the part of models.Model the step uses for its monitoring statistics.
 type accuracyModel interface {
-	Evaluate(b optim.Batch) (optim.Stats, error)
+	Evaluate(b data.Batch) (data.Stats, error)
 }
 
 // Step implements optim.Optimizer.
-func (o *Optimizer) Step(m optim.GradientOracle, b optim.Batch, info optim.BatchInfo) (optim.Result, error) {
+func (o *Optimizer) Step(m optim.GradientOracle, b data.Batch, info data.BatchInfo) (optim.Result, error) {
 	p, err := optim.PlanBatch(info, b)
 	if err != nil {
 		return optim.Result{}, err
@@ -245,7 +246,7 @@ func (o *Optimizer) Step(m optim.GradientOracle, b optim.Batch, info optim.Batch
 	if err != nil {
 		return optim.Result{}, err
 	}
-	var st optim.Stats
+	var st data.Stats
 	if em, ok := m.(accuracyModel); ok { // monitoring only: before the step, not released
 		if st, err = em.Evaluate(b); err != nil {
 			return optim.Result{}, err
@@ -307,7 +308,7 @@ func (o *Optimizer) Step(m optim.GradientOracle, b optim.Batch, info optim.Batch
 // input, and how many were: a per-example map (the example's own blocks are still clipped to
 // C), so that whether a step runs never depends on one example. b.X is copied only if a row
 // changes.
-func (o *Optimizer) finiteInputs(b optim.Batch) (optim.Batch, int) {
+func (o *Optimizer) finiteInputs(b data.Batch) (data.Batch, int) {
 	if b.N == 0 {
 		return b, 0
 	}

@@ -39,8 +39,8 @@ func newTestMBCD(t testing.TB, sizes []int, rho []float64, n int, cfg Config, se
 	return o, m
 }
 
-func mbcdBatch(n0, b, j int, zero bool) optim.Batch {
-	bt := optim.Batch{N: b, X: make([]float32, b*n0), Y: make([]int32, b), Index: make([]int, b)}
+func mbcdBatch(n0, b, j int, zero bool) data.Batch {
+	bt := data.Batch{N: b, X: make([]float32, b*n0), Y: make([]int32, b), Index: make([]int, b)}
 	for i := 0; i < b; i++ {
 		bt.Index[i] = j*b + i
 		bt.Y[i] = int32((j + i) % 2)

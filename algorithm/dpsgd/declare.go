@@ -2,16 +2,17 @@ package dpsgd
 
 import (
 	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/optim"
 )
 
 // Declare implements optim.Declarer.
-func (o *Optimizer) Declare(info optim.BatchInfo) ([]accounting.Step, error) {
+func (o *Optimizer) Declare(info data.BatchInfo) ([]accounting.Step, error) {
 	return o.DeclareStep(o.k, info)
 }
 
 // DeclareStep implements optim.StepDeclarer.
-func (o *Optimizer) DeclareStep(k int, info optim.BatchInfo) ([]accounting.Step, error) {
+func (o *Optimizer) DeclareStep(k int, info data.BatchInfo) ([]accounting.Step, error) {
 	p, err := optim.PlanBatch(info, optim.DeclaredBatch(info))
 	if err != nil {
 		return nil, err

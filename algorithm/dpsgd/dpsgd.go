@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/optim"
 )
 
@@ -71,7 +72,7 @@ func (o *Optimizer) Steps() int { return o.k }
 //
 // The record declares Sensitivity = C and NoiseStd = σC in units of the gradient sum, so
 // NoiseMultiplier = σ; under replace-one adjacency an accountant doubles the sensitivity.
-func (o *Optimizer) Step(m optim.GradientOracle, b optim.Batch, info optim.BatchInfo) (optim.Result, error) {
+func (o *Optimizer) Step(m optim.GradientOracle, b data.Batch, info data.BatchInfo) (optim.Result, error) {
 	p, err := optim.PlanBatch(info, b)
 	if err != nil {
 		return optim.Result{}, err
@@ -85,7 +86,7 @@ func (o *Optimizer) Step(m optim.GradientOracle, b optim.Batch, info optim.Batch
 		return optim.Result{}, err
 	}
 	o.grad = optim.Resize(o.grad, len(params))
-	var st optim.Stats
+	var st data.Stats
 	if b.N > 0 {
 		// An empty Poisson batch is a legitimate draw: the step still releases pure noise.
 		if cap(o.norms) < b.N {

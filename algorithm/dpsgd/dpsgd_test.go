@@ -17,7 +17,7 @@ func TestDPSGDNoiseScale(t *testing.T) {
 	const d = 1 << 20
 	for _, tc := range []struct {
 		name  string
-		info  optim.BatchInfo
+		info  data.BatchInfo
 		batch int
 		B     float64 // the normaliser, by hand
 	}{
@@ -31,7 +31,7 @@ func TestDPSGDNoiseScale(t *testing.T) {
 				t.Fatal(err)
 			}
 			m := &steptest.Zero{Theta: make([]float32, d)}
-			if _, err := o.Step(m, optim.Batch{N: tc.batch}, tc.info); err != nil {
+			if _, err := o.Step(m, data.Batch{N: tc.batch}, tc.info); err != nil {
 				t.Fatal(err)
 			}
 			want := lr * sigma * clip / tc.B
@@ -56,7 +56,7 @@ func TestDPSGDClippedMean(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := &steptest.Table{Theta: []float32{1, 1}}
-	b := optim.Batch{X: []float32{3, 4, 0.3, 0.4, 0, -2}, Y: make([]int32, 3), N: 3}
+	b := data.Batch{X: []float32{3, 4, 0.3, 0.4, 0, -2}, Y: make([]int32, 3), N: 3}
 	res, err := o.Step(m, b, steptest.Drawn(data.SchemeFull, 3, float64(3), 0, 0))
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +87,7 @@ func TestDPSGDNonPrivateBaseline(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := &steptest.Table{Theta: []float32{0, 0}}
-	b := optim.Batch{X: []float32{30, 40, 10, 0}, Y: make([]int32, 2), N: 2}
+	b := data.Batch{X: []float32{30, 40, 10, 0}, Y: make([]int32, 2), N: 2}
 	res, err := o.Step(m, b, steptest.Drawn(data.SchemeWithoutReplacement, 10, float64(2), 0, 0))
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +111,7 @@ func TestDPSGDRecords(t *testing.T) {
 	}
 	m := &steptest.Zero{Theta: make([]float32, 10)}
 	for _, tc := range []struct {
-		info optim.BatchInfo
+		info data.BatchInfo
 		n    int
 		want accounting.Step
 	}{
@@ -129,7 +129,7 @@ func TestDPSGDRecords(t *testing.T) {
 			DatasetSize: 5000}},
 	} {
 		calls := m.Calls
-		res, err := o.Step(m, optim.Batch{N: tc.n}, tc.info)
+		res, err := o.Step(m, data.Batch{N: tc.n}, tc.info)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,17 +173,17 @@ func TestDPSGDErrors(t *testing.T) {
 	m := &steptest.Zero{Theta: make([]float32, 3)}
 	for _, tc := range []struct {
 		name string
-		info optim.BatchInfo
+		info data.BatchInfo
 		n    int
 		want string
 	}{
 		{"partial batch", steptest.Drawn(data.SchemeShuffled, 100, float64(10), 0, 0), 7, "partial"},
 		// A BatchInfo not drawn by a data sampler declares nothing: a program cannot pair a
 		// sampler with another scheme's declaration.
-		{"hand-made declaration", optim.BatchInfo{}, 7, "declares no sampling scheme"},
+		{"hand-made declaration", data.BatchInfo{}, 7, "declares no sampling scheme"},
 		{"rejection below threshold", steptest.Drawn(data.SchemePoissonWithRejection, 100, (0.1)*float64(100), 8, 0), 7, "below the threshold"},
 	} {
-		if _, err := o.Step(m, optim.Batch{N: tc.n}, tc.info); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := o.Step(m, data.Batch{N: tc.n}, tc.info); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.want)
 		}
 	}
@@ -199,7 +199,7 @@ func TestDPSGDErrors(t *testing.T) {
 func TestDPSGDSeededStep(t *testing.T) {
 	const d, n, clip, sigma = 3<<16 + 7, 6, 0.8, 1.1
 	m := &steptest.Table{Theta: make([]float32, d)}
-	b := optim.Batch{X: make([]float32, n*d), N: n}
+	b := data.Batch{X: make([]float32, n*d), N: n}
 	for i := range b.X {
 		b.X[i] = float32(i%13)/13 - 0.4
 	}

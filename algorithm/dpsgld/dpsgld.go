@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/optim"
 )
 
@@ -113,7 +114,7 @@ func (o *Optimizer) Init(params []float32) {
 
 // Step takes one DP-SGLD step on m's parameters. info.Scheme() must be without-replacement (a
 // fresh uniform subset of exactly BatchSize examples, as Algorithm 1's "sampled with replacement" means) or full batch.
-func (o *Optimizer) Step(m optim.GradientOracle, b optim.Batch, info optim.BatchInfo) (optim.Result, error) {
+func (o *Optimizer) Step(m optim.GradientOracle, b data.Batch, info data.BatchInfo) (optim.Result, error) {
 	if !o.inited {
 		return optim.Result{}, errors.New("dpsgld: DP-SGLD was not initialised: call Init(params) before the first step (θ_0 must be drawn from the projected Gaussian)")
 	}
@@ -167,7 +168,7 @@ func (o *Optimizer) Step(m optim.GradientOracle, b optim.Batch, info optim.Batch
 
 // boundFeatures returns b with every example rescaled to ‖x‖₂ ≤ r (x ← x·min(1, r/‖x‖)), a
 // per-record map that makes the public constants hold; b.X is copied only if a row changes.
-func (o *Optimizer) boundFeatures(b optim.Batch, r float64) (optim.Batch, error) {
+func (o *Optimizer) boundFeatures(b data.Batch, r float64) (data.Batch, error) {
 	if b.N == 0 {
 		return b, nil
 	}

@@ -82,7 +82,7 @@ func TestSoftmaxGradientBound(t *testing.T) {
 		for i := range x {
 			x[i] = float32(float64(x[i]) * s * (1 - 1e-7))
 		}
-		g, _ := m.SampleGrad(optim.Batch{X: x, Y: []int32{int32(trial % classes)}, N: 1}, 0)
+		g, _ := m.SampleGrad(data.Batch{X: x, Y: []int32{int32(trial % classes)}, N: 1}, 0)
 		var n2 float64
 		for _, v := range g {
 			n2 += v * v
@@ -118,7 +118,7 @@ func TestDPSGLDStepSizePrecondition(t *testing.T) {
 	}
 	m := steptest.NewSoftmax(3, 10)
 	o.Init(m.Theta)
-	b := optim.Batch{X: make([]float32, 6), Y: []int32{0, 1}, N: 2}
+	b := data.Batch{X: make([]float32, 6), Y: []int32{0, 1}, N: 2}
 	info := steptest.Drawn(data.SchemeWithoutReplacement, 10, float64(2), 0, 0)
 	for k := range 7 {
 		_, err := o.Step(m, b, info)
@@ -203,7 +203,7 @@ func TestDPSGLDReplay(t *testing.T) {
 			for i := range 5 {
 				xRef[i] /= 5
 			}
-			b := optim.Batch{X: x, Y: []int32{0, 2, 1, 2}, N: m}
+			b := data.Batch{X: x, Y: []int32{0, 2, 1, 2}, N: m}
 			info := steptest.Drawn(data.SchemeWithoutReplacement, n, float64(m), 0, 0)
 			for k := range 2 {
 				res, err := o.Step(model, b, info)
@@ -216,7 +216,7 @@ func TestDPSGLDReplay(t *testing.T) {
 				}
 				gbar := make([]float64, len(theta))
 				for i := range m {
-					g, _ := ref.SampleGrad(optim.Batch{X: xRef, Y: b.Y, N: m}, i)
+					g, _ := ref.SampleGrad(data.Batch{X: xRef, Y: b.Y, N: m}, i)
 					for j, v := range g {
 						gbar[j] += v / m
 					}
@@ -259,7 +259,7 @@ func TestDPSGLDRecords(t *testing.T) {
 		t.Error("DP-SGLD declares state or a rule other than sgd")
 	}
 	model := steptest.NewSoftmax(2, 3)
-	b := optim.Batch{X: make([]float32, 2*m), Y: make([]int32, m), N: m}
+	b := data.Batch{X: make([]float32, 2*m), Y: make([]int32, m), N: m}
 	info := steptest.Drawn(data.SchemeWithoutReplacement, n, float64(m), 0, 0)
 	if _, err := o.Step(model, b, info); err == nil || !strings.Contains(err.Error(), "Init") {
 		t.Errorf("step before Init: error %v", err)
@@ -295,7 +295,7 @@ func TestDPSGLDRecords(t *testing.T) {
 		t.Errorf("Steps() = %d, want %d", o.Steps(), steps)
 	}
 	for _, tc := range []struct {
-		info optim.BatchInfo
+		info data.BatchInfo
 		want string
 	}{
 		{steptest.Drawn(data.SchemePoisson, n, (0.2)*float64(n), 0, 0), "without replacement"},
@@ -327,7 +327,7 @@ func TestDPSGLDNonFiniteExampleIsClippedToZero(t *testing.T) {
 			x[i] = 0.1
 		}
 		x[2*dim] = bad
-		r, err := o.Step(nw, optim.Batch{X: x, Y: []int32{0, 1, 2}, N: m}, steptest.Drawn(data.SchemeWithoutReplacement, 30, float64(m), 0, 0))
+		r, err := o.Step(nw, data.Batch{X: x, Y: []int32{0, 1, 2}, N: m}, steptest.Drawn(data.SchemeWithoutReplacement, 30, float64(m), 0, 0))
 		if err != nil || r.Stats.NonFinite != 1 {
 			t.Fatalf("feature %v: err = %v, NonFinite = %d; want no error and 1", bad, err, r.Stats.NonFinite)
 		}

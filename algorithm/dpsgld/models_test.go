@@ -28,7 +28,7 @@ func TestDPSGLDRealLogreg(t *testing.T) {
 	}
 	norms := make([]float64, n)
 	grad := make([]float32, len(nw.Params()))
-	bounded := optim.Batch{X: append([]float32(nil), batch.X...), Y: batch.Y, N: n}
+	bounded := data.Batch{X: append([]float32(nil), batch.X...), Y: batch.Y, N: n}
 	for i := range n {
 		if _, err := optim.ClipL2(bounded.X[i*d:(i+1)*d], c.FeatureNorm); err != nil {
 			t.Fatal(err)
@@ -61,7 +61,7 @@ func TestDPSGLDRealLogreg(t *testing.T) {
 			copy(x[i*d:(i+1)*d], batch.X[idx*d:(idx+1)*d])
 			y[i] = batch.Y[idx]
 		}
-		res, err := o.Step(nw, optim.Batch{X: x, Y: y, N: m}, info)
+		res, err := o.Step(nw, data.Batch{X: x, Y: y, N: m}, info)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dptrain/dptrain/algorithm/internal/steptest"
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
 )
@@ -149,7 +150,7 @@ func TestDPULRClippingDecomposes(t *testing.T) {
 
 // worstLabel gives example pos the label of largest loss, so that the crafted example's
 // likelihood-ratio estimate (proportional to its loss) is large rather than exactly 0.
-func worstLabel(t *testing.T, nw *models.Network, b optim.Batch, pos int) {
+func worstLabel(t *testing.T, nw *models.Network, b data.Batch, pos int) {
 	t.Helper()
 	best, worst := -1.0, b.Y[pos]
 	for y := range int32(nw.Classes()) {

@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/internal/kernels"
 	"github.com/dptrain/dptrain/optim"
 )
@@ -30,11 +31,11 @@ type Trace = kernels.Trace
 type ForwardOracle interface {
 	Params() []float32
 	LinearLayers() []LinearLayer
-	Trace(b optim.Batch) (Trace, error)
-	PerturbedLosses(b optim.Batch, noise [][]float32, loss []float64) error
+	Trace(b data.Batch) (Trace, error)
+	PerturbedLosses(b data.Batch, noise [][]float32, loss []float64) error
 	// PerturbedLossesFrom is PerturbedLosses with noise on one layer only, resumed from that
 	// layer's clean output in tr = Trace(b) instead of recomputing the layers before it.
-	PerturbedLossesFrom(b optim.Batch, tr Trace, layer int, noise []float32, loss []float64) error
+	PerturbedLossesFrom(b data.Batch, tr Trace, layer int, noise []float32, loss []float64) error
 }
 
 // Config configures DP-ULR (Feng et al., "Forward Learning with Differential Privacy", Algorithm 1).
@@ -139,12 +140,12 @@ func (o *Optimizer) Stateful() bool { return o.cfg.Rule.Stateful() }
 func (o *Optimizer) Steps() int { return o.k }
 
 // Declare implements optim.Declarer.
-func (o *Optimizer) Declare(info optim.BatchInfo) ([]accounting.Step, error) {
+func (o *Optimizer) Declare(info data.BatchInfo) ([]accounting.Step, error) {
 	return o.DeclareStep(o.k, info)
 }
 
 // DeclareStep implements optim.StepDeclarer.
-func (o *Optimizer) DeclareStep(k int, info optim.BatchInfo) ([]accounting.Step, error) {
+func (o *Optimizer) DeclareStep(k int, info data.BatchInfo) ([]accounting.Step, error) {
 	p, err := o.plan(info, optim.DeclaredBatch(info))
 	if err != nil {
 		return nil, err
@@ -157,7 +158,7 @@ func (o *Optimizer) DeclareStep(k int, info optim.BatchInfo) ([]accounting.Step,
 }
 
 // plan accepts Poisson sampling with rejection only: Theorem 3.6 and the N_B normaliser need it.
-func (o *Optimizer) plan(info optim.BatchInfo, b optim.Batch) (optim.BatchPlan, error) {
+func (o *Optimizer) plan(info data.BatchInfo, b data.Batch) (optim.BatchPlan, error) {
 	if sc := accounting.Sampling(info.Scheme()); sc != accounting.PoissonWithRejection {
 		return optim.BatchPlan{}, fmt.Errorf("dpulr: DP-ULR needs optimizer.sampling: poisson-with-rejection with optimizer.min_batch_size (Feng et al., Theorem 3.6), got %q", sc)
 	}
@@ -175,7 +176,7 @@ func (o *Optimizer) record(p optim.BatchPlan, lr float64) accounting.Step {
 }
 
 // Step takes one DP-ULR step. m must be a ForwardOracle.
-func (o *Optimizer) Step(m optim.GradientOracle, b optim.Batch, info optim.BatchInfo) (optim.Result, error) {
+func (o *Optimizer) Step(m optim.GradientOracle, b data.Batch, info data.BatchInfo) (optim.Result, error) {
 	fo, ok := m.(ForwardOracle)
 	if !ok {
 		return optim.Result{}, errors.New("dpulr: DP-ULR needs a model with forward-only access (models.Network)")
@@ -219,8 +220,8 @@ type layerState struct {
 
 // privateSum writes into o.grad the jointly clipped sum of the likelihood-ratio estimates, plus
 // the top-up noise in paper mode.
-func (o *Optimizer) privateSum(m ForwardOracle, b optim.Batch) (optim.Stats, error) {
-	var st optim.Stats
+func (o *Optimizer) privateSum(m ForwardOracle, b data.Batch) (data.Stats, error) {
+	var st data.Stats
 	if b.N == 0 {
 		return st, nil
 	}
@@ -248,7 +249,7 @@ func (o *Optimizer) privateSum(m ForwardOracle, b optim.Batch) (optim.Stats, err
 // estimates runs the clean pass, the privacy controller (Eq. 7) per layer and the noisy passes,
 // and returns the trace with every layer's per-example likelihood-ratio output gradients S:
 // example d's estimate for layer l is Ã_dᵀ S_d (dense: s_d ã_dᵀ; conv: S_d P̃_d).
-func (o *Optimizer) estimates(m ForwardOracle, b optim.Batch) (Trace, []layerState, error) {
+func (o *Optimizer) estimates(m ForwardOracle, b data.Batch) (Trace, []layerState, error) {
 	tr, err := m.Trace(b)
 	if err != nil {
 		return tr, nil, err
@@ -379,7 +380,7 @@ func (o *Optimizer) clippedSum(tr Trace, layers []layerState, n int, nonFinite *
 // estimate fills every layer's S = (1/(Kσ_l²)) Σ_k Loss_k z_k (Eq. 4 averaged over K copies).
 // One layer at a time (Algorithm 1), each noisy pass resumes from the layer's clean output in
 // tr: the layers before it are reused from the clean pass, not recomputed.
-func (o *Optimizer) estimate(m ForwardOracle, b optim.Batch, tr Trace, layers []layerState) error {
+func (o *Optimizer) estimate(m ForwardOracle, b data.Batch, tr Trace, layers []layerState) error {
 	noise := make([][]float32, len(layers))
 	loss := make([]float64, b.N)
 	pass := func(active []int) error {

@@ -16,11 +16,11 @@ var _ ForwardOracle = (*models.Network)(nil)
 
 // repeated returns a batch of n copies of one example, so that averaging the per-example
 // likelihood-ratio estimates over the batch averages n independent copies.
-func repeated(nw *models.Network, n int, noise *optim.Noise) optim.Batch {
+func repeated(nw *models.Network, n int, noise *optim.Noise) data.Batch {
 	d := nw.InputShape()[0]
 	x := make([]float32, d)
 	noise.FillGaussian(x, 1)
-	b := optim.Batch{N: n, X: make([]float32, n*d), Y: make([]int32, n)}
+	b := data.Batch{N: n, X: make([]float32, n*d), Y: make([]int32, n)}
 	for i := 0; i < n; i++ {
 		copy(b.X[i*d:], x)
 		b.Y[i] = 1
@@ -29,7 +29,7 @@ func repeated(nw *models.Network, n int, noise *optim.Noise) optim.Batch {
 }
 
 // lrEstimates runs the estimator with injected σ at every layer and returns each layer's S.
-func lrEstimates(t *testing.T, nw *models.Network, b optim.Batch, sigma float64, copies int, allLayers bool) []layerState {
+func lrEstimates(t *testing.T, nw *models.Network, b data.Batch, sigma float64, copies int, allLayers bool) []layerState {
 	t.Helper()
 	o, err := New(Config{Copies: copies, NoiseMultiplier: 1, ClipNorm: 1, Schedule: optim.Constant{Rate: 0.1}, AllLayers: allLayers}, optim.NewSeededNoise(7))
 	if err != nil {
@@ -122,7 +122,7 @@ func (z *zeroLossModel) LinearLayers() []models.LinearLayer {
 	out := len(z.params) / (z.in + 1)
 	return []models.LinearLayer{{Name: "fc", Geometry: models.LayerGeometry{Rows: 1, In: z.in, Out: out, Bias: true}, Weight: 0, Bias: z.in * out}}
 }
-func (z *zeroLossModel) Trace(b optim.Batch) (models.Trace, error) {
+func (z *zeroLossModel) Trace(b data.Batch) (models.Trace, error) {
 	tr := models.Trace{Loss: make([]float64, b.N), Inputs: [][]float32{make([]float32, b.N*z.in)}}
 	for i := range tr.Loss {
 		tr.Loss[i] = 1
@@ -132,18 +132,18 @@ func (z *zeroLossModel) Trace(b optim.Batch) (models.Trace, error) {
 	}
 	return tr, nil
 }
-func (z *zeroLossModel) PerturbedLosses(b optim.Batch, _ [][]float32, loss []float64) error {
+func (z *zeroLossModel) PerturbedLosses(b data.Batch, _ [][]float32, loss []float64) error {
 	clear(loss[:b.N])
 	return nil
 }
-func (z *zeroLossModel) PerturbedLossesFrom(b optim.Batch, _ models.Trace, _ int, _ []float32, loss []float64) error {
+func (z *zeroLossModel) PerturbedLossesFrom(b data.Batch, _ models.Trace, _ int, _ []float32, loss []float64) error {
 	clear(loss[:b.N])
 	return nil
 }
-func (z *zeroLossModel) ClippedGradSum(optim.Batch, float64, []float32, []float64) (optim.Stats, error) {
+func (z *zeroLossModel) ClippedGradSum(data.Batch, float64, []float32, []float64) (data.Stats, error) {
 	panic("DP-ULR must not differentiate")
 }
-func (z *zeroLossModel) PerSampleGradSum(optim.Batch, func(int, []float32), []float32) (optim.Stats, error) {
+func (z *zeroLossModel) PerSampleGradSum(data.Batch, func(int, []float32), []float32) (data.Stats, error) {
 	panic("DP-ULR must not differentiate")
 }
 
@@ -157,7 +157,7 @@ func TestDPULRCertifiedNoiseStd(t *testing.T) {
 		t.Fatal(err)
 	}
 	info := steptest.Drawn(data.SchemePoissonWithRejection, 200, (0.1)*float64(200), nb, 0)
-	b := optim.Batch{N: 12, X: make([]float32, 12*in), Y: make([]int32, 12)}
+	b := data.Batch{N: 12, X: make([]float32, 12*in), Y: make([]int32, 12)}
 	if _, err := o.Step(m, b, info); err != nil {
 		t.Fatal(err)
 	}

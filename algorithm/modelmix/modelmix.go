@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/optim"
 )
 
@@ -143,7 +144,7 @@ func (o *Optimizer) Steps() int { return o.k }
 
 // Step takes one ModelMix step on m's parameters. info.Scheme() must be Poisson; the gradient
 // sum is divided by the fixed n·q, never by the realised batch size.
-func (o *Optimizer) Step(m optim.GradientOracle, b optim.Batch, info optim.BatchInfo) (optim.Result, error) {
+func (o *Optimizer) Step(m optim.GradientOracle, b data.Batch, info data.BatchInfo) (optim.Result, error) {
 	if sc := accounting.Sampling(info.Scheme()); sc != accounting.Poisson {
 		// Theorem 4.1 assumes Poisson sampling.
 		return optim.Result{}, fmt.Errorf("modelmix: ModelMix needs Poisson sampling (optimizer.sampling: poisson), got %q", sc)
@@ -165,7 +166,7 @@ func (o *Optimizer) Step(m optim.GradientOracle, b optim.Batch, info optim.Batch
 		return optim.Result{}, fmt.Errorf("modelmix: ModelMix parameter count changed from %d to %d", len(o.prev), len(params))
 	}
 	o.grad = optim.Resize(o.grad, len(params))
-	var st optim.Stats
+	var st data.Stats
 	if b.N > 0 {
 		st, err = o.gradSum(m, b)
 		if err != nil {
@@ -195,7 +196,7 @@ func (o *Optimizer) Step(m optim.GradientOracle, b optim.Batch, info optim.Batch
 
 // gradSum writes the sum of clipped per-sample gradients into o.grad: through the model's
 // ghost clipping for p = 1, through materialised per-sample gradients and Algorithm 2 for p > 1.
-func (o *Optimizer) gradSum(m optim.GradientOracle, b optim.Batch) (optim.Stats, error) {
+func (o *Optimizer) gradSum(m optim.GradientOracle, b data.Batch) (data.Stats, error) {
 	c, parts := o.cfg.ClipNorm, o.cfg.LinfParts
 	if parts == 1 {
 		if cap(o.norms) < b.N {

@@ -114,7 +114,7 @@ func TestModelMixRecord(t *testing.T) {
 		t.Error("ModelMix declares state or a rule other than sgd")
 	}
 	m := &steptest.Zero{Theta: make([]float32, 100)}
-	res, err := o.Step(m, optim.Batch{N: 1480}, steptest.Drawn(data.SchemePoisson, 50000, (0.03)*float64(50000), 0, 0))
+	res, err := o.Step(m, data.Batch{N: 1480}, steptest.Drawn(data.SchemePoisson, 50000, (0.03)*float64(50000), 0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,12 +164,12 @@ func TestModelMixRefusals(t *testing.T) {
 	}
 	m := &steptest.Zero{Theta: make([]float32, 4)}
 	for _, tc := range []struct {
-		info optim.BatchInfo
+		info data.BatchInfo
 		want string
 	}{
 		{steptest.Drawn(data.SchemeShuffled, 10, float64(2), 0, 0), "Poisson"},
 	} {
-		if _, err := o.Step(m, optim.Batch{N: 2}, tc.info); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := o.Step(m, data.Batch{N: 2}, tc.info); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: error %v, want one mentioning %q", tc.info, err, tc.want)
 		}
 	}
@@ -178,7 +178,7 @@ func TestModelMixRefusals(t *testing.T) {
 		MixThreshold: optim.StepDecay{Rate: 0.01, Gamma: 0, Every: 2}}, optim.NewSeededNoise(1))
 	info := steptest.Drawn(data.SchemePoisson, 10, (0.2)*float64(10), 0, 0)
 	for k := range 3 {
-		if _, err := o.Step(m, optim.Batch{N: 2}, info); (err != nil) != (k == 2) {
+		if _, err := o.Step(m, data.Batch{N: 2}, info); (err != nil) != (k == 2) {
 			t.Errorf("step %d: error %v", k, err)
 		}
 	}
@@ -189,7 +189,7 @@ func TestModelMixRefusals(t *testing.T) {
 // (sum (0.9, 0.2)), and (0.5, 0.5), (0.3, 0.4), (0, −0.5) after l∞ truncation at c/√4 = 0.5
 // (sum (0.8, 0.4)).
 func TestModelMixGradSum(t *testing.T) {
-	b := optim.Batch{X: []float32{3, 4, 0.3, 0.4, 0, -2}, Y: make([]int32, 3), N: 3}
+	b := data.Batch{X: []float32{3, 4, 0.3, 0.4, 0, -2}, Y: make([]int32, 3), N: 3}
 	for _, tc := range []struct {
 		p       int
 		want    [2]float64
@@ -226,7 +226,7 @@ func TestModelMixSteps(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := &steptest.Table{Theta: []float32{0.5, -1, 2}}
-	b := optim.Batch{X: []float32{3, 0, 4, 0, 0.5, 0}, Y: make([]int32, 2), N: 2}
+	b := data.Batch{X: []float32{3, 0, 4, 0, 0.5, 0}, Y: make([]int32, 2), N: 2}
 	// Clipped sum (0.6, 0.5, 0.8) over n·q = 2.
 	gt := []float64{0.3, 0.25, 0.4}
 	info := steptest.Drawn(data.SchemePoisson, n, (q)*float64(n), 0, 0)

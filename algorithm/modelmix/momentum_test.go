@@ -83,7 +83,7 @@ func TestMomentumStep(t *testing.T) {
 				t.Errorf("UpdateRule %q, Stateful %v; want %q, %v", o.UpdateRule(), o.Stateful(), tc.rule, tc.mu > 0)
 			}
 			m := &steptest.Table{Theta: []float32{0.5, -1, 2}}
-			b := optim.Batch{X: []float32{3, 0, 4, 0, 0.5, 0}, Y: make([]int32, 2), N: 2}
+			b := data.Batch{X: []float32{3, 0, 4, 0, 0.5, 0}, Y: make([]int32, 2), N: 2}
 			info := steptest.Drawn(data.SchemePoisson, n, q*float64(n), 0, 0)
 			rng := optim.NewSeededNoise(6).Rand() // the optimizer's stream, replayed
 			w := []float64{0.5, -1, 2}
@@ -131,7 +131,7 @@ func TestMomentumCheckpoint(t *testing.T) {
 	cfg := Config{NoiseMultiplier: 1, ClipNorm: 1, Schedule: optim.Constant{Rate: 0.1}, MixRatio: 0.1, Momentum: 0.9}
 	o, _ := New(cfg, optim.NewSeededNoise(1))
 	m := &steptest.Table{Theta: []float32{0.5, -1}}
-	b := optim.Batch{X: []float32{1, 0}, Y: make([]int32, 1), N: 1}
+	b := data.Batch{X: []float32{1, 0}, Y: make([]int32, 1), N: 1}
 	if _, err := o.Step(m, b, steptest.Drawn(data.SchemePoisson, 4, 0.5*4, 0, 0)); err != nil {
 		t.Fatal(err)
 	}

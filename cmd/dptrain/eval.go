@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models/graph"
 	"github.com/dptrain/dptrain/train"
 )
@@ -49,7 +49,7 @@ func newEvalCmd(a *app) *cobra.Command {
 			if ds.Test.Len() == 0 {
 				return fmt.Errorf("dataset %s at %s has no test split", ds.Name, ds.Source)
 			}
-			s, err := nw.Evaluate(models.Batch{X: ds.Test.X, Y: ds.Test.Y, N: ds.Test.N})
+			s, err := nw.Evaluate(data.Batch{X: ds.Test.X, Y: ds.Test.Y, N: ds.Test.N})
 			if err != nil {
 				return fmt.Errorf("%s on %s: %w (was the model trained on this dataset with this preprocessing? pass --config with the run's config.yaml)", model, dataset, err)
 			}

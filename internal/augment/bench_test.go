@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
-	"github.com/dptrain/dptrain/optim"
 )
 
 // The Fashion-MNIST CNN of Tramèr & Boneh at batch 256: the model's own clipped sum and
@@ -19,9 +19,9 @@ func BenchmarkCNN(b *testing.B) {
 	}
 	np := len(nw.Params())
 	grad := make([]float32, np)
-	batch := func(n int) optim.Batch {
+	batch := func(n int) data.Batch {
 		r := rand.New(rand.NewPCG(uint64(n), 1))
-		bt := optim.Batch{X: make([]float32, n*784), Y: make([]int32, n), N: n}
+		bt := data.Batch{X: make([]float32, n*784), Y: make([]int32, n), N: n}
 		for i := range bt.X {
 			bt.X[i] = float32(r.NormFloat64())
 		}
@@ -74,14 +74,14 @@ func BenchmarkViewsLinear(b *testing.B) {
 	const d, n = 81 * 7 * 7, 1024
 	grad := make([]float32, len(nw.Params()))
 	r := rand.New(rand.NewPCG(3, 4))
-	bt := optim.Batch{X: make([]float32, 2*n*d), Y: make([]int32, n), N: n}
+	bt := data.Batch{X: make([]float32, 2*n*d), Y: make([]int32, n), N: n}
 	for i := range bt.X {
 		bt.X[i] = float32(r.NormFloat64())
 	}
 	for i := range bt.Y {
 		bt.Y[i] = int32(r.IntN(10))
 	}
-	one := optim.Batch{X: bt.X[:n*d], Y: bt.Y, N: n}
+	one := data.Batch{X: bt.X[:n*d], Y: bt.Y, N: n}
 	b.Run("model-clipped", func(b *testing.B) {
 		for b.Loop() {
 			nw.ClippedGradSum(one, 0.1, grad, nil)

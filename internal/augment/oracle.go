@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/internal/kernels"
 	"github.com/dptrain/dptrain/optim"
 )
@@ -60,17 +61,17 @@ func (o *Oracle) Params() []float32 { return o.inner.Params() }
 // the nearest integer): the mean over the augmented copies. With K = 1 the inner oracle's
 // ClippedGradSum runs on the augmented batch (on b itself without crops or flips), and its
 // stats are returned.
-func (o *Oracle) ClippedGradSum(b optim.Batch, clip float64, grad []float32, norms []float64) (optim.Stats, error) {
+func (o *Oracle) ClippedGradSum(b data.Batch, clip float64, grad []float32, norms []float64) (data.Stats, error) {
 	if math.IsNaN(clip) || clip <= 0 {
-		return optim.Stats{}, fmt.Errorf("augment: clip norm %v must be positive (+Inf for no clipping)", clip)
+		return data.Stats{}, fmt.Errorf("augment: clip norm %v must be positive (+Inf for no clipping)", clip)
 	}
 	if norms != nil && len(norms) < b.N {
-		return optim.Stats{}, fmt.Errorf("augment: norms has length %d, need %d", len(norms), b.N)
+		return data.Stats{}, fmt.Errorf("augment: norms has length %d, need %d", len(norms), b.N)
 	}
 	if o.cfg.K() == 1 {
 		ab, err := o.single(b)
 		if err != nil {
-			return optim.Stats{}, err
+			return data.Stats{}, err
 		}
 		return o.inner.ClippedGradSum(ab, clip, grad, norms)
 	}
@@ -97,11 +98,11 @@ func (o *Oracle) ClippedGradSum(b optim.Batch, clip float64, grad []float32, nor
 // example with a non-finite copy or average is skipped and counted in Stats.NonFinite. Stats
 // as for ClippedGradSum (Clipped is 0: f does the clipping). With K = 1 the inner oracle's
 // PerSampleGradSum runs on the augmented batch.
-func (o *Oracle) PerSampleGradSum(b optim.Batch, f func(i int, g []float32), grad []float32) (optim.Stats, error) {
+func (o *Oracle) PerSampleGradSum(b data.Batch, f func(i int, g []float32), grad []float32) (data.Stats, error) {
 	if o.cfg.K() == 1 {
 		ab, err := o.single(b)
 		if err != nil {
-			return optim.Stats{}, err
+			return data.Stats{}, err
 		}
 		return o.inner.PerSampleGradSum(ab, f, grad)
 	}
@@ -117,7 +118,7 @@ func (o *Oracle) PerSampleGradSum(b optim.Batch, f func(i int, g []float32), gra
 }
 
 // check returns an error for a batch whose rows are not of the configured shape.
-func (o *Oracle) check(b optim.Batch) error {
+func (o *Oracle) check(b data.Batch) error {
 	if r := o.cfg.Row(); b.N < 0 || len(b.X) < b.N*r || len(b.Y) < b.N {
 		return fmt.Errorf("augment: a batch of %d examples of %d values needs %d inputs and %d labels, has %d and %d", b.N, r, b.N*r, b.N, len(b.X), len(b.Y))
 	}
@@ -126,7 +127,7 @@ func (o *Oracle) check(b optim.Batch) error {
 
 // single returns b with every example replaced by one augmented copy (b itself without crops
 // or flips).
-func (o *Oracle) single(b optim.Batch) (optim.Batch, error) {
+func (o *Oracle) single(b data.Batch) (data.Batch, error) {
 	if !o.cfg.Transforms() {
 		return b, nil
 	}
@@ -135,7 +136,7 @@ func (o *Oracle) single(b optim.Batch) (optim.Batch, error) {
 	}
 	o.x = kernels.Grow(o.x, b.N*o.dim)
 	o.fill(b, 0, b.N, o.x, o.callKey())
-	return optim.Batch{X: o.x[:b.N*o.dim], Y: b.Y[:b.N], N: b.N}, nil
+	return data.Batch{X: o.x[:b.N*o.dim], Y: b.Y[:b.N], N: b.N}, nil
 }
 
 // callKey is SHA-256 of the key and the round: a new key for every round.
@@ -172,7 +173,7 @@ func exampleRand(k [32]byte, x []float32, y int32) *rand.Rand {
 
 // fill writes the K augmented copies of examples lo..lo+m−1 of b into dst, example by example
 // (copy k of example i at row (i−lo)·K + k), in parallel over examples.
-func (o *Oracle) fill(b optim.Batch, lo, m int, dst []float32, key [32]byte) {
+func (o *Oracle) fill(b data.Batch, lo, m int, dst []float32, key [32]byte) {
 	k, d, row := o.cfg.K(), o.dim, o.cfg.Row()
 	parallel(m, func(i int) {
 		x := b.X[(lo+i)*row : (lo+i+1)*row]
@@ -202,13 +203,13 @@ func (o *Oracle) fill(b optim.Batch, lo, m int, dst []float32, key [32]byte) {
 // whether it clipped it and whether it is finite; grad receives the sum of the finite
 // transformed averages, accumulated in float64 in example order and rounded once, so the result
 // does not depend on the number of goroutines and its rounding is float64's.
-func (o *Oracle) averaged(b optim.Batch, grad []float32, per func(i int, g []float32) (clipped, ok bool)) (optim.Stats, error) {
+func (o *Oracle) averaged(b data.Batch, grad []float32, per func(i int, g []float32) (clipped, ok bool)) (data.Stats, error) {
 	if err := o.check(b); err != nil {
-		return optim.Stats{}, err
+		return data.Stats{}, err
 	}
 	np := len(o.inner.Params())
 	if len(grad) != np {
-		return optim.Stats{}, fmt.Errorf("augment: grad has length %d, the model has %d parameters", len(grad), np)
+		return data.Stats{}, fmt.Errorf("augment: grad has length %d, the model has %d parameters", len(grad), np)
 	}
 	o.g64 = kernels.GrowF64(o.g64, np)
 	clear(o.g64)
@@ -223,8 +224,8 @@ func (o *Oracle) averaged(b optim.Batch, grad []float32, per func(i int, g []flo
 	if cap(o.seen) < chunk*k {
 		o.seen = make([]bool, chunk*k)
 	}
-	var st optim.Stats
-	var inner optim.Stats
+	var st data.Stats
+	var inner data.Stats
 	key := o.callKey()
 	ok := make([]bool, chunk)
 	clipped := make([]bool, chunk)
@@ -238,13 +239,13 @@ func (o *Oracle) averaged(b optim.Batch, grad []float32, per func(i int, g []flo
 				o.y[i*k+c] = b.Y[lo+i]
 			}
 		}
-		ab := optim.Batch{X: o.x[:m*k*d], Y: o.y[:m*k], N: m * k}
+		ab := data.Batch{X: o.x[:m*k*d], Y: o.y[:m*k], N: m * k}
 		s, err := o.inner.PerSampleGradSum(ab, func(r int, g []float32) {
 			copy(rows[r*np:(r+1)*np], g)
 			seen[r] = true
 		}, o.scratch[:np])
 		if err != nil {
-			return optim.Stats{}, err
+			return data.Stats{}, err
 		}
 		inner.Add(s)
 		parallel(m, func(i int) {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
 )
@@ -23,7 +24,7 @@ type tableOracle struct {
 
 func (o *tableOracle) Params() []float32 { return o.params }
 
-func (o *tableOracle) ClippedGradSum(b optim.Batch, clip float64, grad []float32, norms []float64) (optim.Stats, error) {
+func (o *tableOracle) ClippedGradSum(b data.Batch, clip float64, grad []float32, norms []float64) (data.Stats, error) {
 	var clipped, bad int
 	var mu sync.Mutex
 	st, err := o.PerSampleGradSum(b, func(i int, g []float32) {
@@ -44,7 +45,7 @@ func (o *tableOracle) ClippedGradSum(b optim.Batch, clip float64, grad []float32
 	return st, err
 }
 
-func (o *tableOracle) PerSampleGradSum(b optim.Batch, f func(i int, g []float32), grad []float32) (optim.Stats, error) {
+func (o *tableOracle) PerSampleGradSum(b data.Batch, f func(i int, g []float32), grad []float32) (data.Stats, error) {
 	gs := make([][]float32, b.N)
 	var wg sync.WaitGroup
 	for r := range b.N {
@@ -63,7 +64,7 @@ func (o *tableOracle) PerSampleGradSum(b optim.Batch, f func(i int, g []float32)
 	}
 	wg.Wait()
 	clear(grad)
-	st := optim.Stats{N: b.N}
+	st := data.Stats{N: b.N}
 	for _, g := range gs {
 		if g == nil {
 			st.NonFinite++
@@ -90,7 +91,7 @@ func TestClippedAverageByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := optim.Batch{X: make([]float32, 8), Y: make([]int32, 4), N: 4}
+	b := data.Batch{X: make([]float32, 8), Y: make([]int32, 4), N: 4}
 	grad := make([]float32, 2)
 	norms := make([]float64, 4)
 	st, err := o.ClippedGradSum(b, 1, grad, norms)
@@ -147,9 +148,9 @@ func tinyCNN(t *testing.T) *models.Network {
 	return nw
 }
 
-func randomBatch(n, dim int, seed uint64) optim.Batch {
+func randomBatch(n, dim int, seed uint64) data.Batch {
 	r := rand.New(rand.NewPCG(seed, 1))
-	b := optim.Batch{X: make([]float32, n*dim), Y: make([]int32, n), N: n}
+	b := data.Batch{X: make([]float32, n*dim), Y: make([]int32, n), N: n}
 	for i := range b.X {
 		b.X[i] = float32(r.NormFloat64())
 	}
@@ -266,7 +267,7 @@ func TestNeighbouringBatches(t *testing.T) {
 			t.Errorf("K = %d: NonFinite = %d, want 2 (the NaN and Inf examples)", cfg.K(), st.NonFinite)
 		}
 		for _, j := range []int{0, 5, 17, 31, 32, 33, 40} {
-			d := optim.Batch{X: slices.Concat(base.X[:j*72], base.X[(j+1)*72:]), Y: slices.Concat(base.Y[:j], base.Y[j+1:]), N: base.N - 1}
+			d := data.Batch{X: slices.Concat(base.X[:j*72], base.X[(j+1)*72:]), Y: slices.Concat(base.Y[:j], base.Y[j+1:]), N: base.N - 1}
 			less := make([]float32, np)
 			if _, err := o.ClippedGradSum(d, clip, less, nil); err != nil {
 				t.Fatal(err)
@@ -345,7 +346,7 @@ func TestViewsAverageEveryView(t *testing.T) {
 		for i := range b.N {
 			avg := make([]float32, np)
 			for j := range v {
-				one := optim.Batch{X: b.X[(i*v+j)*72 : (i*v+j+1)*72], Y: b.Y[i : i+1], N: 1}
+				one := data.Batch{X: b.X[(i*v+j)*72 : (i*v+j+1)*72], Y: b.Y[i : i+1], N: 1}
 				g := make([]float32, np)
 				if _, err := nw.ClippedGradSum(one, math.Inf(1), g, nil); err != nil {
 					t.Fatal(err)
@@ -379,7 +380,7 @@ func TestViewsAverageEveryView(t *testing.T) {
 		// own callback.
 		views := make([][]float32, b.N*v)
 		for r := range views {
-			one := optim.Batch{X: b.X[r*72 : (r+1)*72], Y: b.Y[r/v : r/v+1], N: 1}
+			one := data.Batch{X: b.X[r*72 : (r+1)*72], Y: b.Y[r/v : r/v+1], N: 1}
 			views[r] = make([]float32, np)
 			if _, err := nw.ClippedGradSum(one, math.Inf(1), views[r], nil); err != nil {
 				t.Fatal(err)
@@ -431,7 +432,7 @@ func TestViewsNeighbouringBatches(t *testing.T) {
 		}
 		row := v * 72
 		for _, j := range []int{0, 5, 17, 31, 32, 33, 40} {
-			d := optim.Batch{X: slices.Concat(base.X[:j*row], base.X[(j+1)*row:]), Y: slices.Concat(base.Y[:j], base.Y[j+1:]), N: base.N - 1}
+			d := data.Batch{X: slices.Concat(base.X[:j*row], base.X[(j+1)*row:]), Y: slices.Concat(base.Y[:j], base.Y[j+1:]), N: base.N - 1}
 			less := make([]float32, np)
 			if _, err := o.ClippedGradSum(d, clip, less, nil); err != nil {
 				t.Fatal(err)
@@ -499,7 +500,7 @@ func TestCopiesAloneBitForBit(t *testing.T) {
 		const n = 40
 		d := tc.cfg.Row()
 		rng := rand.New(rand.NewPCG(43, 44))
-		fill := optim.Batch{X: make([]float32, n*d), Y: make([]int32, n), N: n}
+		fill := data.Batch{X: make([]float32, n*d), Y: make([]int32, n), N: n}
 		for i := range fill.X {
 			fill.X[i] = float32(rng.Float64())
 		}
@@ -511,7 +512,7 @@ func TestCopiesAloneBitForBit(t *testing.T) {
 			x[j] = float32(rng.Float64())
 		}
 		np := len(nw.Params())
-		average := func(b optim.Batch, at int) []float32 {
+		average := func(b data.Batch, at int) []float32 {
 			var g []float32
 			if _, err := o.PerSampleGradSum(b, func(i int, v []float32) {
 				if i == at {
@@ -525,9 +526,9 @@ func TestCopiesAloneBitForBit(t *testing.T) {
 			}
 			return g
 		}
-		alone := average(optim.Batch{X: x, Y: []int32{3}, N: 1}, 0)
+		alone := average(data.Batch{X: x, Y: []int32{3}, N: 1}, 0)
 		for _, s := range []int{0, 1, 5, 6, 8, 12, 31, n} {
-			b := optim.Batch{X: slices.Concat(fill.X[:s*d], x, fill.X[s*d:]), Y: slices.Concat(fill.Y[:s], []int32{3}, fill.Y[s:]), N: n + 1}
+			b := data.Batch{X: slices.Concat(fill.X[:s*d], x, fill.X[s*d:]), Y: slices.Concat(fill.Y[:s], []int32{3}, fill.Y[s:]), N: n + 1}
 			got := average(b, s)
 			for k := range got {
 				if math.Float32bits(got[k]) != math.Float32bits(alone[k]) {

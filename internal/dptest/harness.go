@@ -7,6 +7,7 @@ import (
 	"reflect"
 
 	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/optim"
 )
 
@@ -41,7 +42,7 @@ type Experiment struct {
 	Params []float32
 	// Info is the sampler's declaration of the batch, identical on both sides (a Poisson
 	// batch's realised size is never declared).
-	Info optim.BatchInfo
+	Info data.BatchInfo
 }
 
 // Measurement is how far one record's release moved between D and D′.
@@ -73,7 +74,7 @@ func (m Measurement) String() string {
 // Measure runs one step of e on d and one on dn, and returns one measurement per record. The
 // two sides must release the same records (a record depends only on public declarations);
 // a step that fails on either side is an error.
-func Measure(e Experiment, d, dn optim.Batch, rel Relation) ([]Measurement, error) {
+func Measure(e Experiment, d, dn data.Batch, rel Relation) ([]Measurement, error) {
 	o, before, after, res, err := run(e, d)
 	if err != nil {
 		return nil, fmt.Errorf("dptest: step on D: %w", err)
@@ -116,7 +117,7 @@ func Measure(e Experiment, d, dn optim.Batch, rel Relation) ([]Measurement, erro
 
 // run takes one step of a fresh experiment on batch x and returns the parameters before and
 // after it.
-func run(e Experiment, x optim.Batch) (optim.Optimizer, []float32, []float32, optim.Result, error) {
+func run(e Experiment, x data.Batch) (optim.Optimizer, []float32, []float32, optim.Result, error) {
 	o, m, err := e.New()
 	if err != nil {
 		return nil, nil, nil, optim.Result{}, err
@@ -164,9 +165,9 @@ func ulp(x float32) float64 {
 }
 
 // Without returns b without example i (add/remove neighbour).
-func Without(b optim.Batch, i int) optim.Batch {
+func Without(b data.Batch, i int) data.Batch {
 	dim := len(b.X) / b.N
-	out := optim.Batch{N: b.N - 1}
+	out := data.Batch{N: b.N - 1}
 	out.X = append(append([]float32(nil), b.X[:i*dim]...), b.X[(i+1)*dim:]...)
 	out.Y = append(append([]int32(nil), b.Y[:i]...), b.Y[i+1:]...)
 	if b.Index != nil {
@@ -177,9 +178,9 @@ func Without(b optim.Batch, i int) optim.Batch {
 
 // With returns b with example i replaced by (x, y) (replace-one neighbour; its dataset index
 // is kept).
-func With(b optim.Batch, i int, x []float32, y int32) optim.Batch {
+func With(b data.Batch, i int, x []float32, y int32) data.Batch {
 	dim := len(b.X) / b.N
-	out := optim.Batch{N: b.N, X: append([]float32(nil), b.X...), Y: append([]int32(nil), b.Y...), Index: b.Index}
+	out := data.Batch{N: b.N, X: append([]float32(nil), b.X...), Y: append([]int32(nil), b.Y...), Index: b.Index}
 	copy(out.X[i*dim:(i+1)*dim], x)
 	out.Y[i] = y
 	return out

@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/internal/kernels"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/models/internal/core"
@@ -59,9 +60,9 @@ func setCancelling(nw *models.Network, conv *core.Layer, rng *rand.Rand, eps flo
 // exactNorms returns each example's gradient norm computed in float64 from the graph's own
 // layer inputs A and output gradients G (dense: ‖a‖²‖g‖² + ‖g‖²; conv: ‖P_iᵀG_i‖² + ‖G_iᵀ1‖²
 // with every product and sum in float64).
-func exactNorms(t *testing.T, e *engine, b models.Batch) []float64 {
+func exactNorms(t *testing.T, e *engine, b data.Batch) []float64 {
 	t.Helper()
-	var s models.Stats
+	var s data.Stats
 	tp, m, err := e.pass(b, 0, modeGhost, &s, nil)
 	if err != nil || m != b.N {
 		t.Fatalf("exactNorms: pass of %d: %v", m, err)
@@ -163,7 +164,7 @@ func cancelCase(t *testing.T, spec string, gram bool, d, g *models.Network, e *e
 			setCancelling(d, &e.net.Layers[0], rng, eps)
 			copy(g.Params(), d.Params())
 			const n = 9
-			b := models.Batch{X: make([]float32, n*dim), Y: make([]int32, n), N: n}
+			b := data.Batch{X: make([]float32, n*dim), Y: make([]int32, n), N: n}
 			for i := 0; i < n; i++ {
 				x := float32(math.Pow(10, float64(i%5))) * float32(1+rng.Float64()) // 1 to 2·10⁴
 				if i%3 == 2 {
@@ -195,7 +196,7 @@ func cancelCase(t *testing.T, spec string, gram bool, d, g *models.Network, e *e
 				keep := nw.Engine() != "graph" && (nw.Engine() == "dnnl" || !gram)
 				one := make([]float32, len(nw.Params()))
 				for i, nrm := range norms {
-					bi := models.Batch{X: b.X[i*dim : (i+1)*dim], Y: b.Y[i : i+1], N: 1}
+					bi := data.Batch{X: b.X[i*dim : (i+1)*dim], Y: b.Y[i : i+1], N: 1}
 					if _, err := nw.PerSampleGradSum(bi, nil, one); err != nil {
 						t.Fatalf("%s: slow path, example %d: %v", name, i, err)
 					}
@@ -233,7 +234,7 @@ func cancelCase(t *testing.T, spec string, gram bool, d, g *models.Network, e *e
 						t.Errorf("%s: example %d: clipped contribution %g·C", name, i, ratio)
 					}
 					// The released sum without example i.
-					rest := models.Batch{X: append(slices.Clone(b.X[:i*dim]), b.X[(i+1)*dim:]...),
+					rest := data.Batch{X: append(slices.Clone(b.X[:i*dim]), b.X[(i+1)*dim:]...),
 						Y: append(slices.Clone(b.Y[:i]), b.Y[i+1:]...), N: n - 1}
 					if _, err := nw.ClippedGradSum(rest, clip, one, nil); err != nil {
 						t.Fatalf("%s: without example %d: %v", name, i, err)

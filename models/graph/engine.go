@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/internal/kernels"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/models/internal/core"
@@ -89,7 +90,7 @@ func (e *engine) tapeFrom(n int, m mode, from int) (*tape, error) {
 
 // run loads samples [start, start+m) of b into t (padding the rest with zero rows of zero
 // loss weight), refreshes the broadcast parameter inputs, and runs the graph.
-func (e *engine) run(t *tape, b models.Batch, start, m int) error {
+func (e *engine) run(t *tape, b data.Batch, start, m int) error {
 	d := e.inDim
 	copy(t.x, b.X[start*d:(start+m)*d])
 	clear(t.x[m*d:])
@@ -148,7 +149,7 @@ func fill(s []float32, v float32) {
 
 // logitStats adds the softmax cross-entropy (computed in float64 from the logits) and the
 // arg-max accuracy of samples [start, start+m) to s, and their predictions to pred if non-nil.
-func (e *engine) logitStats(t *tape, b models.Batch, start, m int, s *models.Stats, pred []int32) {
+func (e *engine) logitStats(t *tape, b data.Batch, start, m int, s *data.Stats, pred []int32) {
 	c := e.net.Classes
 	for i := 0; i < m; i++ {
 		y := -1
@@ -166,7 +167,7 @@ func (e *engine) logitStats(t *tape, b models.Batch, start, m int, s *models.Sta
 // pass runs the graph in mode on the chunk of b that starts at start (at most one chunk of
 // samples, padded to its size bucket), adds the chunk's loss and accuracy to s and, when pred is
 // not nil, its predictions; it returns the tape holding the chunk's values and the chunk's size.
-func (e *engine) pass(b models.Batch, start int, md mode, s *models.Stats, pred []int32) (*tape, int, error) {
+func (e *engine) pass(b data.Batch, start int, md mode, s *data.Stats, pred []int32) (*tape, int, error) {
 	m := min(e.net.Chunk, b.N-start)
 	t, err := e.tape(e.bucket(m), md)
 	if err != nil {
@@ -181,11 +182,11 @@ func (e *engine) pass(b models.Batch, start int, md mode, s *models.Stats, pred 
 
 // Evaluate adds the loss and accuracy of b to a Stats and, when pred is not nil, writes the
 // examples' predictions into it.
-func (e *engine) Evaluate(b models.Batch, pred []int32) (models.Stats, error) {
-	var s models.Stats
+func (e *engine) Evaluate(b data.Batch, pred []int32) (data.Stats, error) {
+	var s data.Stats
 	for start := 0; start < b.N; start += e.net.Chunk {
 		if _, _, err := e.pass(b, start, modeForward, &s, pred); err != nil {
-			return models.Stats{}, err
+			return data.Stats{}, err
 		}
 	}
 	return s, nil
@@ -195,14 +196,14 @@ func (e *engine) Evaluate(b models.Batch, pred []int32) (models.Stats, error) {
 // per-sample gradient is materialised for dense layers and GroupNorm; conv layers compute each
 // sample's norm by the Gram identity or by materialising one sample's weight gradient at a
 // time, whichever costs less (ghost.go). needNorms says whether norms are computed at all.
-func (e *engine) ClippedGradSum(b models.Batch, clip float64, needNorms bool, grad []float32, norms []float64) (models.Stats, error) {
-	var s models.Stats
+func (e *engine) ClippedGradSum(b data.Batch, clip float64, needNorms bool, grad []float32, norms []float64) (data.Stats, error) {
+	var s data.Stats
 	e.ws.refresh(e.net)
 	clear(grad)
 	for start := 0; start < b.N; start += e.net.Chunk {
 		t, m, err := e.pass(b, start, modeGhost, &s, nil)
 		if err != nil {
-			return models.Stats{}, err
+			return data.Stats{}, err
 		}
 		e.scale = kernels.Grow(e.scale, m)
 		scale := e.scale[:m]
@@ -212,7 +213,7 @@ func (e *engine) ClippedGradSum(b models.Batch, clip float64, needNorms bool, gr
 			sq := e.sq[:m]
 			clear(sq)
 			if err := e.ghostSquaredNorms(t, m, sq); err != nil {
-				return models.Stats{}, err
+				return data.Stats{}, err
 			}
 			for i, v := range sq {
 				norm := math.Sqrt(v)
@@ -230,7 +231,7 @@ func (e *engine) ClippedGradSum(b models.Batch, clip float64, needNorms bool, gr
 			}
 		}
 		if err := e.ghostScaledSum(t, m, scale, grad); err != nil {
-			return models.Stats{}, err
+			return data.Stats{}, err
 		}
 	}
 	return s, nil
@@ -239,8 +240,8 @@ func (e *engine) ClippedGradSum(b models.Batch, clip float64, needNorms bool, gr
 // PerSampleGradSum is models.Network.PerSampleGradSum on the graph: each g_i is assembled from
 // one batched forward and backward pass (a_i g_iᵀ for dense layers, P_iᵀ G_i for conv layers,
 // sums over positions for GroupNorm), on one goroutine.
-func (e *engine) PerSampleGradSum(b models.Batch, f func(i int, g []float32), grad []float32) (models.Stats, error) {
-	var s models.Stats
+func (e *engine) PerSampleGradSum(b data.Batch, f func(i int, g []float32), grad []float32) (data.Stats, error) {
+	var s data.Stats
 	e.ws.refresh(e.net)
 	clear(grad)
 	e.sample = kernels.Grow(e.sample, len(e.net.Params))
@@ -248,7 +249,7 @@ func (e *engine) PerSampleGradSum(b models.Batch, f func(i int, g []float32), gr
 	for start := 0; start < b.N; start += e.net.Chunk {
 		t, m, err := e.pass(b, start, modeGhost, &s, nil)
 		if err != nil {
-			return models.Stats{}, err
+			return data.Stats{}, err
 		}
 		for i := 0; i < m; i++ {
 			e.sampleGrad(t, i, g)
@@ -271,7 +272,7 @@ func (e *engine) PerSampleGradSum(b models.Batch, f func(i int, g []float32), gr
 // gorgonia's own reverse-mode differentiation with respect to the parameter nodes (biases and
 // GroupNorm's affine parameters broadcast the ordinary way), and returns the loss. It shares no
 // arithmetic with ClippedGradSum or PerSampleGradSum and exists to test them; it is slow.
-func (e *engine) ReferenceGrad(b models.Batch, g []float32) (float64, error) {
+func (e *engine) ReferenceGrad(b data.Batch, g []float32) (float64, error) {
 	t, err := e.tape(1, modeRef)
 	if err != nil {
 		return 0, err
@@ -279,7 +280,7 @@ func (e *engine) ReferenceGrad(b models.Batch, g []float32) (float64, error) {
 	if err := e.run(t, b, 0, 1); err != nil {
 		return 0, err
 	}
-	var s models.Stats
+	var s data.Stats
 	e.logitStats(t, b, 0, 1, &s, nil)
 	copy(g, t.grad)
 	return s.Loss, nil

@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/models/internal/core"
 	G "gorgonia.org/gorgonia"
@@ -62,8 +63,8 @@ func (e *engine) resumeInputs(g *G.ExprGraph, t *tape, n, from int, toNCHW func(
 
 // forwardChunk runs the chunk of b at start in mode md and writes its examples' losses into
 // loss[start:].
-func (e *engine) forwardChunk(b models.Batch, start int, md mode, loss []float64) (*tape, int, error) {
-	var s models.Stats
+func (e *engine) forwardChunk(b data.Batch, start int, md mode, loss []float64) (*tape, int, error) {
+	var s data.Stats
 	t, m, err := e.pass(b, start, md, &s, nil)
 	if err != nil {
 		return nil, 0, err
@@ -74,7 +75,7 @@ func (e *engine) forwardChunk(b models.Batch, start int, md mode, loss []float64
 // chunkLosses writes the losses of t's samples [start, start+m) of b into loss[start:]. A
 // non-finite loss is written as it is, not an error: whether a pass fails must not depend on
 // one example, and the caller's per-example function clips that example's contribution to zero.
-func (e *engine) chunkLosses(t *tape, b models.Batch, start, m int, loss []float64) error {
+func (e *engine) chunkLosses(t *tape, b data.Batch, start, m int, loss []float64) error {
 	c := e.net.Classes
 	for i := 0; i < m; i++ {
 		loss[start+i] = exampleLoss(t.logits[i*c:(i+1)*c], int(b.Y[start+i]))
@@ -105,7 +106,7 @@ func (e *engine) addPerturbation(t *tape, start, m int) {
 // Trace runs the network forward on b without gradients and returns per-example losses and
 // every dense/conv layer's input (models.Network.Trace, which refuses networks the estimators
 // do not cover).
-func (e *engine) Trace(b models.Batch) (models.Trace, error) {
+func (e *engine) Trace(b data.Batch) (models.Trace, error) {
 	lin, idx := e.net.Linear, e.net.LinearIndex
 	st := &traceState{outputs: make([][]float32, len(lin))}
 	tr := models.Trace{Loss: make([]float64, b.N), Inputs: make([][]float32, len(lin)), Resume: st}
@@ -145,7 +146,7 @@ func (e *engine) Trace(b models.Batch) (models.Trace, error) {
 // recomputed (their output is tr's, as are the skip tensors saved before it), which is what
 // Algorithm 1 of Feng et al. needs, one layer's noise at a time. It equals PerturbedLosses with
 // noise on that layer alone up to float32 rounding ((AW + b) + z instead of AW + (b + z)).
-func (e *engine) PerturbedLossesFrom(b models.Batch, tr models.Trace, layer int, noise []float32, loss []float64) error {
+func (e *engine) PerturbedLossesFrom(b data.Batch, tr models.Trace, layer int, noise []float32, loss []float64) error {
 	lin := e.net.Linear
 	l := lin[layer]
 	w := l.Geometry.Rows * l.Geometry.Out
@@ -192,7 +193,7 @@ func (e *engine) PerturbedLossesFrom(b models.Batch, tr models.Trace, layer int,
 // for none) added to the pre-activation output of the i-th linear layer, and writes each
 // example's softmax cross-entropy into loss (models.Network.PerturbedLosses, which checks the
 // noise's sizes).
-func (e *engine) PerturbedLosses(b models.Batch, noise [][]float32, loss []float64) error {
+func (e *engine) PerturbedLosses(b data.Batch, noise [][]float32, loss []float64) error {
 	perturb := make([][]float32, len(e.net.Layers))
 	for i, z := range noise {
 		if z != nil {

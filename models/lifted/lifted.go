@@ -9,8 +9,8 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/internal/kernels"
-	"github.com/dptrain/dptrain/models"
 )
 
 // Config describes a lifted MLP.
@@ -169,7 +169,7 @@ func relu(dst, src *mat.Dense) {
 
 // load returns the batch's auxiliaries: a forward pass for examples not visited yet (or
 // always, with Recompute), the kept values otherwise. x_0 is the input clipped to ρ_0.
-func (m *MLP) load(w []*mat.Dense, b models.Batch) (state, error) {
+func (m *MLP) load(w []*mat.Dense, b data.Batch) (state, error) {
 	D := m.Blocks() - 1
 	n0 := m.cfg.Sizes[0]
 	if b.N <= 0 || len(b.X) < b.N*n0 || len(b.Y) < b.N {
@@ -227,7 +227,7 @@ func copyRow(dst []float64, src []float32) {
 }
 
 // store keeps the batch's auxiliaries for its examples (nothing with Recompute).
-func (m *MLP) store(s state, b models.Batch) {
+func (m *MLP) store(s state, b data.Batch) {
 	if m.cfg.Recompute {
 		return
 	}
@@ -342,7 +342,7 @@ func finite(x *mat.Dense, what string, d int) error {
 // Eq. (11) then its clip (Eq. 12), then every u_d by Eq. (10); it keeps the new auxiliaries
 // for the batch's examples and returns the released blocks' sub-problems. The x_d depend on
 // u and W only and the u_d on x and W only, so the order over d does not matter.
-func (m *MLP) Update(w [][]float32, b models.Batch) (*Problems, error) {
+func (m *MLP) Update(w [][]float32, b data.Batch) (*Problems, error) {
 	ws, err := m.weights(w)
 	if err != nil {
 		return nil, err
@@ -410,7 +410,7 @@ func f32(x *mat.Dense) []float32 {
 // Objective returns Σ_i F_i over batch b, F of Eq. (4) with γ = 1 and no regulariser, at
 // weights w and the batch's current auxiliaries (a forward pass for examples not visited yet,
 // which is not kept).
-func (m *MLP) Objective(w [][]float32, b models.Batch) (float64, error) {
+func (m *MLP) Objective(w [][]float32, b data.Batch) (float64, error) {
 	ws, err := m.weights(w)
 	if err != nil {
 		return 0, err
@@ -469,7 +469,7 @@ func BlockGradient(gw, w, in, target []float32, n, nIn, nOut int, clip float64, 
 
 // ClippedBlockGradient is BlockGradient returning the counts as models.Stats
 // (kernels.ClippedBlockGradient).
-func ClippedBlockGradient(gw, w, in, target []float32, n, nIn, nOut int, clip float64, buf []float32) (models.Stats, []float32, error) {
+func ClippedBlockGradient(gw, w, in, target []float32, n, nIn, nOut int, clip float64, buf []float32) (data.Stats, []float32, error) {
 	return kernels.ClippedBlockGradient(gw, w, in, target, n, nIn, nOut, clip, buf)
 }
 

@@ -6,9 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/dptrain/dptrain/data"
 	"gonum.org/v1/gonum/mat"
-
-	"github.com/dptrain/dptrain/models"
 )
 
 // TestUUpdateMatchesGridSearch checks Eq. (10) against brute-force minimisation of
@@ -217,7 +216,7 @@ func TestBlockGradientNonFiniteIsClippedToZero(t *testing.T) {
 }
 
 // toy returns a small dataset and its lifted MLP.
-func toy(t *testing.T, n int, sizes []int, rho []float64, recompute bool) (*MLP, [][]float32, models.Batch) {
+func toy(t *testing.T, n int, sizes []int, rho []float64, recompute bool) (*MLP, [][]float32, data.Batch) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(5, 6))
 	m, err := New(Config{Sizes: sizes, ActivationClip: rho, DatasetSize: n, Recompute: recompute})
@@ -232,7 +231,7 @@ func toy(t *testing.T, n int, sizes []int, rho []float64, recompute bool) (*MLP,
 			w[d][i] = float32(rng.NormFloat64() / math.Sqrt(float64(in)))
 		}
 	}
-	b := models.Batch{N: n, X: make([]float32, n*sizes[0]), Y: make([]int32, n), Index: make([]int, n)}
+	b := data.Batch{N: n, X: make([]float32, n*sizes[0]), Y: make([]int32, n), Index: make([]int, n)}
 	for i := 0; i < n; i++ {
 		b.Index[i] = i
 		b.Y[i] = int32(rng.IntN(sizes[len(sizes)-1]))

@@ -6,8 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/internal/kernels"
-	"github.com/dptrain/dptrain/models"
 )
 
 // slotTestSlots are the target's positions in a batch: both sides of OpenBLAS's 6-, 12- and
@@ -48,9 +48,9 @@ func newSlotNet(sizes []int, rho float64, pool int, seed uint64) *slotNet {
 }
 
 // batch returns the examples of the pool with dataset indices idx, in that order.
-func (s *slotNet) batch(idx []int) models.Batch {
+func (s *slotNet) batch(idx []int) data.Batch {
 	n0 := s.sizes[0]
-	b := models.Batch{N: len(idx), X: make([]float32, len(idx)*n0), Y: make([]int32, len(idx)), Index: append([]int(nil), idx...)}
+	b := data.Batch{N: len(idx), X: make([]float32, len(idx)*n0), Y: make([]int32, len(idx)), Index: append([]int(nil), idx...)}
 	for k, i := range idx {
 		copy(b.X[k*n0:(k+1)*n0], s.x[i*n0:(i+1)*n0])
 		b.Y[k] = s.y[i]

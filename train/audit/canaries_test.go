@@ -16,11 +16,11 @@ import (
 type zeroOracle struct{ params []float32 }
 
 func (z zeroOracle) Params() []float32 { return z.params }
-func (z zeroOracle) ClippedGradSum(b optim.Batch, clip float64, grad []float32, norms []float64) (optim.Stats, error) {
-	return optim.Stats{N: b.N}, nil
+func (z zeroOracle) ClippedGradSum(b data.Batch, clip float64, grad []float32, norms []float64) (data.Stats, error) {
+	return data.Stats{N: b.N}, nil
 }
-func (z zeroOracle) PerSampleGradSum(b optim.Batch, f func(int, []float32), grad []float32) (optim.Stats, error) {
-	return optim.Stats{N: b.N}, nil
+func (z zeroOracle) PerSampleGradSum(b data.Batch, f func(int, []float32), grad []float32) (data.Stats, error) {
+	return data.Stats{N: b.N}, nil
 }
 
 // Sensitivity: at any canary scale, each canary that joins a batch adds at most C to the
@@ -54,13 +54,13 @@ func TestCanaryContributionIsClipped(t *testing.T) {
 		o := g.wrap(zeroOracle{params: make([]float32, params)})
 		grad := make([]float32, params)
 		if c.linf > 0 {
-			_, err = o.PerSampleGradSum(optim.Batch{N: 3}, func(_ int, v []float32) {
+			_, err = o.PerSampleGradSum(data.Batch{N: 3}, func(_ int, v []float32) {
 				if _, err := optim.ClipL2Linf(v, clip, c.linf); err != nil {
 					t.Error(err)
 				}
 			}, grad)
 		} else {
-			_, err = o.ClippedGradSum(optim.Batch{N: 3}, clip, grad, nil)
+			_, err = o.ClippedGradSum(data.Batch{N: 3}, clip, grad, nil)
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -176,7 +176,7 @@ func TestCanaryNotFiniteIsAnError(t *testing.T) {
 		g.rate = 1
 		o := g.wrap(zeroOracle{params: make([]float32, 100)})
 		grad := make([]float32, 100)
-		_, err = o.ClippedGradSum(optim.Batch{N: 2}, 1, grad, nil)
+		_, err = o.ClippedGradSum(data.Batch{N: 2}, 1, grad, nil)
 		if !errors.Is(err, optim.ErrNotFiniteVector) || !strings.Contains(err.Error(), "lower optimizer.clip_norm") {
 			t.Errorf("%s: err = %v, want ErrNotFiniteVector naming optimizer.clip_norm", c.name, err)
 		}

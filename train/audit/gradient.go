@@ -87,7 +87,7 @@ type canaryOracle struct {
 	c *gradientCanaries
 }
 
-func (o *canaryOracle) ClippedGradSum(b optim.Batch, clip float64, grad []float32, norms []float64) (optim.Stats, error) {
+func (o *canaryOracle) ClippedGradSum(b data.Batch, clip float64, grad []float32, norms []float64) (data.Stats, error) {
 	st, err := o.GradientOracle.ClippedGradSum(b, clip, grad, norms)
 	if err != nil {
 		return st, err
@@ -99,7 +99,7 @@ func (o *canaryOracle) ClippedGradSum(b optim.Batch, clip float64, grad []float3
 	return st, err
 }
 
-func (o *canaryOracle) PerSampleGradSum(b optim.Batch, f func(i int, g []float32), grad []float32) (optim.Stats, error) {
+func (o *canaryOracle) PerSampleGradSum(b data.Batch, f func(i int, g []float32), grad []float32) (data.Stats, error) {
 	st, err := o.GradientOracle.PerSampleGradSum(b, f, grad)
 	if err != nil {
 		return st, err
@@ -198,7 +198,7 @@ func quietCoordinates(m models.Model, s *data.Split) ([]float64, error) {
 	usage := make([]float64, len(m.Params()))
 	var mu sync.Mutex
 	grad := make([]float32, len(usage))
-	_, err := m.PerSampleGradSum(models.Batch{X: x, Y: y, N: k}, func(_ int, g []float32) {
+	_, err := m.PerSampleGradSum(data.Batch{X: x, Y: y, N: k}, func(_ int, g []float32) {
 		mu.Lock()
 		defer mu.Unlock()
 		for j, v := range g {

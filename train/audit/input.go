@@ -90,7 +90,7 @@ func (c *inputCanaries) split(s *data.Split) (*data.Split, error) {
 func (c *inputCanaries) scores(m models.Model) ([]float64, error) {
 	out := make([]float64, len(c.included))
 	for i := range out {
-		st, err := m.Evaluate(models.Batch{X: c.x[i*c.d : (i+1)*c.d], Y: c.y[i : i+1], N: 1})
+		st, err := m.Evaluate(data.Batch{X: c.x[i*c.d : (i+1)*c.d], Y: c.y[i : i+1], N: 1})
 		if err != nil {
 			return nil, fmt.Errorf("audit: scoring canary %d: %w", i, err)
 		}

@@ -22,17 +22,17 @@ type nmfStep struct {
 }
 
 func (s *nmfStep) Params() []float32 { return s.y }
-func (s *nmfStep) ClippedGradSum(optim.Batch, float64, []float32, []float64) (optim.Stats, error) {
+func (s *nmfStep) ClippedGradSum(data.Batch, float64, []float32, []float64) (data.Stats, error) {
 	panic("unused")
 }
-func (s *nmfStep) PerSampleGradSum(optim.Batch, func(int, []float32), []float32) (optim.Stats, error) {
+func (s *nmfStep) PerSampleGradSum(data.Batch, func(int, []float32), []float32) (data.Stats, error) {
 	panic("unused")
 }
 func (s *nmfStep) UpdateRule() string { return "sgd" }
 func (s *nmfStep) Stateful() bool     { return false }
 func (s *nmfStep) Steps() int         { return s.k }
 
-func (s *nmfStep) Step(_ optim.GradientOracle, b optim.Batch, _ optim.BatchInfo) (optim.Result, error) {
+func (s *nmfStep) Step(_ optim.GradientOracle, b data.Batch, _ data.BatchInfo) (optim.Result, error) {
 	c := len(b.X) / b.N
 	md, err := nmf.New(s.cfg, b.X, b.N, c, rand.New(rand.NewPCG(s.seed, 1)))
 	if err != nil {
@@ -77,7 +77,7 @@ func TestNMFNeighbouringSensitivity(t *testing.T) {
 				for i := range x {
 					x[i] = max(x[i], 0) + 0.1 // M ≥ 0
 				}
-				b := optim.Batch{N: n, X: x, Y: make([]int32, n)}
+				b := data.Batch{N: n, X: x, Y: make([]int32, n)}
 				e := dptest.Experiment{Info: info, New: func() (optim.Optimizer, optim.GradientOracle, error) {
 					st := &nmfStep{cfg: cfg, seed: uint64(n), y: append([]float32(nil), y...)}
 					return st, st, nil

@@ -25,7 +25,7 @@ type Table struct {
 
 func (m *Table) Params() []float32 { return m.Theta }
 
-func (m *Table) rows(b optim.Batch) ([][]float32, error) {
+func (m *Table) rows(b data.Batch) ([][]float32, error) {
 	d := len(m.Theta)
 	if len(b.X) != b.N*d {
 		return nil, fmt.Errorf("Table: %d values for %d rows of %d", len(b.X), b.N, d)
@@ -37,14 +37,14 @@ func (m *Table) rows(b optim.Batch) ([][]float32, error) {
 	return r, nil
 }
 
-func (m *Table) ClippedGradSum(b optim.Batch, clip float64, grad []float32, norms []float64) (optim.Stats, error) {
+func (m *Table) ClippedGradSum(b data.Batch, clip float64, grad []float32, norms []float64) (data.Stats, error) {
 	m.Calls++
 	rows, err := m.rows(b)
 	if err != nil {
-		return optim.Stats{}, err
+		return data.Stats{}, err
 	}
 	sum := make([]float64, len(grad))
-	st := optim.Stats{N: b.N}
+	st := data.Stats{N: b.N}
 	for i, r := range rows {
 		var s float64
 		for _, v := range r {
@@ -69,11 +69,11 @@ func (m *Table) ClippedGradSum(b optim.Batch, clip float64, grad []float32, norm
 	return st, nil
 }
 
-func (m *Table) PerSampleGradSum(b optim.Batch, f func(i int, g []float32), grad []float32) (optim.Stats, error) {
+func (m *Table) PerSampleGradSum(b data.Batch, f func(i int, g []float32), grad []float32) (data.Stats, error) {
 	m.Calls++
 	rows, err := m.rows(b)
 	if err != nil {
-		return optim.Stats{}, err
+		return data.Stats{}, err
 	}
 	sum := make([]float64, len(grad))
 	for i, r := range rows {
@@ -85,7 +85,7 @@ func (m *Table) PerSampleGradSum(b optim.Batch, f func(i int, g []float32), grad
 	for j := range grad {
 		grad[j] = float32(sum[j])
 	}
-	return optim.Stats{N: b.N}, nil
+	return data.Stats{N: b.N}, nil
 }
 
 // Zero has d parameters and zero gradients for every example, without storing rows.
@@ -95,15 +95,15 @@ type Zero struct {
 }
 
 func (m *Zero) Params() []float32 { return m.Theta }
-func (m *Zero) ClippedGradSum(b optim.Batch, _ float64, grad []float32, _ []float64) (optim.Stats, error) {
+func (m *Zero) ClippedGradSum(b data.Batch, _ float64, grad []float32, _ []float64) (data.Stats, error) {
 	m.Calls++
 	clear(grad)
-	return optim.Stats{N: b.N}, nil
+	return data.Stats{N: b.N}, nil
 }
-func (m *Zero) PerSampleGradSum(b optim.Batch, _ func(int, []float32), grad []float32) (optim.Stats, error) {
+func (m *Zero) PerSampleGradSum(b data.Batch, _ func(int, []float32), grad []float32) (data.Stats, error) {
 	m.Calls++
 	clear(grad)
-	return optim.Stats{N: b.N}, nil
+	return data.Stats{N: b.N}, nil
 }
 
 // Softmax is multinomial logistic regression with bias: logits = W·x + b, W stored
@@ -122,7 +122,7 @@ func NewSoftmax(dim, classes int) *Softmax {
 func (m *Softmax) Params() []float32 { return m.Theta }
 
 // SampleGrad returns sample i's gradient and loss.
-func (m *Softmax) SampleGrad(b optim.Batch, i int) ([]float64, float64) {
+func (m *Softmax) SampleGrad(b data.Batch, i int) ([]float64, float64) {
 	x := b.X[i*m.dim : (i+1)*m.dim]
 	var xn float64
 	for _, v := range x {
@@ -159,9 +159,9 @@ func (m *Softmax) SampleGrad(b optim.Batch, i int) ([]float64, float64) {
 	return g, loss
 }
 
-func (m *Softmax) ClippedGradSum(b optim.Batch, clip float64, grad []float32, norms []float64) (optim.Stats, error) {
+func (m *Softmax) ClippedGradSum(b data.Batch, clip float64, grad []float32, norms []float64) (data.Stats, error) {
 	sum := make([]float64, len(grad))
-	st := optim.Stats{N: b.N}
+	st := data.Stats{N: b.N}
 	for i := range b.N {
 		g, loss := m.SampleGrad(b, i)
 		st.Loss += loss
@@ -188,9 +188,9 @@ func (m *Softmax) ClippedGradSum(b optim.Batch, clip float64, grad []float32, no
 	return st, nil
 }
 
-func (m *Softmax) PerSampleGradSum(b optim.Batch, f func(i int, g []float32), grad []float32) (optim.Stats, error) {
+func (m *Softmax) PerSampleGradSum(b data.Batch, f func(i int, g []float32), grad []float32) (data.Stats, error) {
 	sum := make([]float64, len(grad))
-	st := optim.Stats{N: b.N}
+	st := data.Stats{N: b.N}
 	g32 := make([]float32, len(grad))
 	for i := range b.N {
 		g, loss := m.SampleGrad(b, i)
@@ -222,7 +222,7 @@ func NewNetwork(t *testing.T, spec models.Spec, seed uint64) *models.Network {
 
 // SyntheticBatch draws n examples of dimension d whose label is the sign pattern of two
 // coordinates (4 classes).
-func SyntheticBatch(n, d int, noise *optim.Noise) optim.Batch {
+func SyntheticBatch(n, d int, noise *optim.Noise) data.Batch {
 	x := make([]float32, n*d)
 	noise.FillGaussian(x, 1)
 	y := make([]int32, n)
@@ -237,11 +237,11 @@ func SyntheticBatch(n, d int, noise *optim.Noise) optim.Batch {
 		}
 		y[i] = c
 	}
-	return optim.Batch{X: x, Y: y, N: n}
+	return data.Batch{X: x, Y: y, N: n}
 }
 
 // ReferenceSum returns Σ_i transform(g_i) from per-sample reference gradients, in float64.
-func ReferenceSum(t *testing.T, nw *models.Network, b optim.Batch, transform func(g []float64)) []float64 {
+func ReferenceSum(t *testing.T, nw *models.Network, b data.Batch, transform func(g []float64)) []float64 {
 	t.Helper()
 	d := len(b.X) / b.N
 	p := len(nw.Params())
@@ -299,7 +299,7 @@ func CheckClose(t *testing.T, what string, got []float32, want []float64, tol fl
 // examples: batch size b for fixed-size schemes, rate q = b/n for the Poisson schemes (b is
 // then given as q·n), rejection threshold minBatch for Poisson with rejection. A step takes
 // its BatchInfo only from a sampler, so tests do too.
-func Drawn(scheme data.Scheme, n int, b float64, minBatch, k int) optim.BatchInfo {
+func Drawn(scheme data.Scheme, n int, b float64, minBatch, k int) data.BatchInfo {
 	s, err := data.NewSampler(scheme, n, int(math.Round(b)), minBatch, rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		panic(fmt.Sprintf("test sampler %s n=%d b=%v: %v", scheme, n, b, err))

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/algorithm"
+	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/optim"
 )
 
@@ -74,13 +75,13 @@ func (o *Optimizer) stepSize(k int) (float64, error) {
 }
 
 // Declare implements optim.Declarer.
-func (o *Optimizer) Declare(info optim.BatchInfo) ([]accounting.Step, error) {
+func (o *Optimizer) Declare(info data.BatchInfo) ([]accounting.Step, error) {
 	return o.DeclareStep(o.k, info)
 }
 
 // DeclareStep implements optim.StepDeclarer: one Gaussian record of sensitivity C and noise
 // σC on the clipped gradient sum.
-func (o *Optimizer) DeclareStep(k int, info optim.BatchInfo) ([]accounting.Step, error) {
+func (o *Optimizer) DeclareStep(k int, info data.BatchInfo) ([]accounting.Step, error) {
 	p, err := optim.PlanBatch(info, optim.DeclaredBatch(info))
 	if err != nil {
 		return nil, err
@@ -93,7 +94,7 @@ func (o *Optimizer) DeclareStep(k int, info optim.BatchInfo) ([]accounting.Step,
 }
 
 // Step implements optim.Optimizer.
-func (o *Optimizer) Step(m optim.GradientOracle, b optim.Batch, info optim.BatchInfo) (optim.Result, error) {
+func (o *Optimizer) Step(m optim.GradientOracle, b data.Batch, info data.BatchInfo) (optim.Result, error) {
 	p, err := optim.PlanBatch(info, b)
 	if err != nil {
 		return optim.Result{}, err
@@ -104,7 +105,7 @@ func (o *Optimizer) Step(m optim.GradientOracle, b optim.Batch, info optim.Batch
 	}
 	params := m.Params()
 	o.grad = optim.Resize(o.grad, len(params))
-	var st optim.Stats
+	var st data.Stats
 	if b.N > 0 {
 		o.norms = make([]float64, b.N)
 		if st, err = m.ClippedGradSum(b, o.clip, o.grad, o.norms); err != nil {

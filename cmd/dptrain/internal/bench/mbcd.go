@@ -56,7 +56,7 @@ func MBCD(c MBCDConfig) (MBCDResult, error) {
 	if err != nil {
 		return MBCDResult{}, err
 	}
-	b := models.Batch{X: make([]float32, batch*784), Y: make([]int32, batch), N: batch, Index: make([]int, batch)}
+	b := data.Batch{X: make([]float32, batch*784), Y: make([]int32, batch), N: batch, Index: make([]int, batch)}
 	for i := range b.X {
 		b.X[i] = float32(rng.NormFloat64())
 	}

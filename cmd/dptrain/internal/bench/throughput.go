@@ -81,8 +81,8 @@ func Spec(name string) (models.Spec, error) {
 // C = 1), through the same code path.
 type rig struct {
 	model      *models.Network
-	batch      models.Batch
-	info       optim.BatchInfo
+	batch      data.Batch
+	info       data.BatchInfo
 	sgd, dpsgd *dpsgd.Optimizer
 }
 
@@ -101,7 +101,7 @@ func newRig(name, engine string, batch int) (*rig, error) {
 	for _, x := range nw.InputShape() {
 		d *= x
 	}
-	b := models.Batch{X: make([]float32, batch*d), Y: make([]int32, batch), N: batch}
+	b := data.Batch{X: make([]float32, batch*d), Y: make([]int32, batch), N: batch}
 	for i := range b.X {
 		b.X[i] = float32(rng.NormFloat64())
 	}

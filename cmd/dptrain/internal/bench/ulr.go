@@ -74,7 +74,7 @@ func ULR(c ULRConfig) (ULRResult, error) {
 	if err != nil {
 		return ULRResult{}, err
 	}
-	b := models.Batch{X: make([]float32, batch*784), Y: make([]int32, batch), N: batch}
+	b := data.Batch{X: make([]float32, batch*784), Y: make([]int32, batch), N: batch}
 	for i := range b.X {
 		b.X[i] = float32(rng.NormFloat64())
 	}

@@ -22,7 +22,6 @@ import (
 
 	"github.com/dptrain/dptrain/cmd/dptrain/internal/sweep"
 	"github.com/dptrain/dptrain/data"
-	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/models/graph"
 	"github.com/dptrain/dptrain/optim"
 	"github.com/dptrain/dptrain/train"
@@ -488,7 +487,7 @@ func score(ctx context.Context, req Request, st *State, p *sweep.Plan, cfg *trai
 		if err != nil {
 			return err
 		}
-		s, err := nw.Evaluate(models.Batch{X: val.X, Y: val.Y, N: val.N})
+		s, err := nw.Evaluate(data.Batch{X: val.X, Y: val.Y, N: val.N})
 		if err != nil {
 			return fmt.Errorf("scoring %s: %w", p.Cells[i].ID, err)
 		}
