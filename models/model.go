@@ -1,16 +1,12 @@
 package models
 
-import "github.com/dptrain/dptrain/data"
+import (
+	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/internal/kernels"
+)
 
-// ParamInfo describes one parameter tensor inside the flat parameter vector.
-type ParamInfo struct {
-	Name         string
-	Shape        []int
-	Offset, Size int
-	// Bias marks additive parameters (dense/conv biases, GroupNorm shifts), which optimizers
-	// usually exclude from weight decay.
-	Bias bool
-}
+// ParamInfo describes one parameter tensor inside the flat parameter vector (kernels.ParamInfo).
+type ParamInfo = kernels.ParamInfo
 
 // Model is a classifier whose parameters live in one flat float32 vector and that computes the
 // per-sample quantities private optimizers need.

@@ -1,8 +1,9 @@
 // Package kernels holds the per-example numerical kernels and the plain data types that the
-// models and the optimizers share: ghost-clipping squared norms and scaled sums of a dense or
-// conv layer (LayerGeometry, SquaredNorms, ScaledSum), float64 sums of squares, the clipping
-// factor, the forward-only view of a network that DP-ULR uses (LinearLayer, Trace), and the
-// block problems of a lifted MLP that DP-MBCD solves (LiftedProblems, BlockGradient,
+// models, the optimizers and the algorithms' preparation share: where a parameter tensor lies
+// in the flat parameter vector (ParamInfo), ghost-clipping squared norms and scaled sums of a
+// dense or conv layer (LayerGeometry, SquaredNorms, ScaledSum), float64 sums of squares, the
+// clipping factor, the forward-only view of a network that DP-ULR uses (LinearLayer, Trace),
+// and the block problems of a lifted MLP that DP-MBCD solves (LiftedProblems, BlockGradient,
 // ProximalSolve), and DenseRows, a dense product whose every element is computed the same way
 // whichever rows share the call (amd64 assembly with AVX2 and FMA), so that one example's
 // activations never depend on its slot in a batch.

@@ -1,5 +1,15 @@
 package kernels
 
+// ParamInfo describes one parameter tensor inside a model's flat parameter vector.
+type ParamInfo struct {
+	Name         string
+	Shape        []int
+	Offset, Size int
+	// Bias marks additive parameters (dense/conv biases, GroupNorm shifts), which optimizers
+	// usually exclude from weight decay.
+	Bias bool
+}
+
 // LinearLayer is a dense or conv layer as a forward-only estimator (DP-ULR's likelihood-ratio
 // gradients) sees it.
 type LinearLayer struct {
