@@ -10,7 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/dptrain/dptrain/accounting"
-	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/internal/kernels"
 	"github.com/dptrain/dptrain/optim"
 )
 
@@ -60,12 +60,12 @@ type Algorithm struct {
 	Compare func(c Config, section any, run accounting.Run, step accounting.Step) (accounting.Run, accounting.Step, error)
 }
 
-// Env is what an algorithm's Prepare may use: the config, its decoded section, the model and
-// the public facts of the run.
+// Env is what an algorithm's Prepare may use: the config, its decoded section, the model's
+// architecture and the public facts of the run.
 type Env struct {
 	Config  Config
 	Section any
-	Model   *models.Network
+	Model   Model
 	// Classes and DatasetSize are the dataset's number of classes and n.
 	Classes, DatasetSize int
 	// PlannedSteps is the number of steps the run will take unless stopped early.
@@ -74,6 +74,24 @@ type Env struct {
 	Schedule optim.Schedule
 	// Warnf, when not nil, logs a warning the operator sees (operator-only: it may describe private data).
 	Warnf func(format string, args ...any)
+}
+
+// Model is what an algorithm's Prepare may read of the run's model: public facts of its
+// architecture, which the trainer takes from the network it built (package models).
+type Model struct {
+	// Name names the model in messages.
+	Name string
+	// Kind is model.kind (logreg, mlp, cnn, ...), Activation the hidden layers' activation
+	// (relu, tanh, gelu), and NoBias says a logreg or mlp has no biases (model.bias false).
+	Kind, Activation string
+	NoBias           bool
+	// Params is the number of parameters, the length of the flat parameter vector.
+	Params int
+	// Layout lists the parameter tensors in the flat vector, in order.
+	Layout []kernels.ParamInfo
+	// LinearLayers lists the dense and conv layers in forward order as a forward-only
+	// estimator sees them; conv layers with standardised weights are left out.
+	LinearLayers []kernels.LinearLayer
 }
 
 // Plan is a prepared algorithm.

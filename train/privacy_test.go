@@ -195,7 +195,7 @@ func prepareHarness(algs *Algorithms, cfg *Config, spec models.Spec, n int) (h h
 		if err != nil {
 			return h, nil, err
 		}
-		h.plan, refused = a.Prepare(Env{Config: c.algorithmConfig(), Section: section, Model: nw, Classes: 3, DatasetSize: harnessN,
+		h.plan, refused = a.Prepare(Env{Config: c.algorithmConfig(), Section: section, Model: modelFacts(nw), Classes: 3, DatasetSize: harnessN,
 			PlannedSteps: harnessSteps, Schedule: sched})
 		if refused == nil {
 			break

@@ -4,6 +4,7 @@ import (
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/algorithm"
 	"github.com/dptrain/dptrain/algorithm/builtin"
+	"github.com/dptrain/dptrain/models"
 )
 
 // Algorithm is one private training algorithm (algorithm.Algorithm). A built-in algorithm is
@@ -13,6 +14,13 @@ type Algorithm = algorithm.Algorithm
 
 // Env is what an algorithm's Prepare may use (algorithm.Env).
 type Env = algorithm.Env
+
+// modelFacts is what an algorithm's Prepare reads of nw (algorithm.Model).
+func modelFacts(nw *models.Network) algorithm.Model {
+	spec := nw.Spec()
+	return algorithm.Model{Name: nw.Name(), Kind: spec.Kind, Activation: spec.Activation, NoBias: spec.NoBias,
+		Params: len(nw.Params()), Layout: nw.Layout(), LinearLayers: nw.LinearLayers()}
+}
 
 // Plan is a prepared algorithm (algorithm.Plan).
 type Plan = algorithm.Plan

@@ -324,7 +324,7 @@ func (t *Trainer) buildOptimizer(ctx context.Context, sched optim.Schedule) erro
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	t.plan, err = alg.Prepare(Env{Config: cfg.algorithmConfig(), Section: section, Model: t.model, Classes: t.ds.Classes,
+	t.plan, err = alg.Prepare(Env{Config: cfg.algorithmConfig(), Section: section, Model: modelFacts(t.model), Classes: t.ds.Classes,
 		DatasetSize: t.train.Len(), PlannedSteps: t.total, Schedule: sched, Warnf: t.log.Warnf})
 	if err != nil {
 		return err

@@ -102,12 +102,11 @@ func mbcdAlgorithm(private bool) algorithm.Algorithm {
 		},
 		Prepare: func(e algorithm.Env) (algorithm.Plan, error) {
 			s, o := e.Section.(*Section), e.Config.Optimizer
-			spec := e.Model.Spec()
-			if spec.Kind != "mlp" || spec.Activation != "relu" || !spec.NoBias {
+			if m := e.Model; m.Kind != "mlp" || m.Activation != "relu" || !m.NoBias {
 				return algorithm.Plan{}, fmt.Errorf("%s: the lifted network is a bias-free ReLU MLP: set model.kind mlp, model.activation relu, model.bias false", name)
 			}
 			var sizes, offsets []int
-			for i, p := range e.Model.Layout() {
+			for i, p := range e.Model.Layout {
 				if len(p.Shape) != 2 || (i > 0 && p.Shape[0] != sizes[len(sizes)-1]) {
 					return algorithm.Plan{}, fmt.Errorf("%s: parameter %s of shape %v is not a dense block of the chain", name, p.Name, p.Shape)
 				}

@@ -60,11 +60,10 @@ func Algorithm() algorithm.Algorithm {
 		},
 		Prepare: func(e algorithm.Env) (algorithm.Plan, error) {
 			s := e.Section.(*Section)
-			spec := e.Model.Spec()
-			if spec.Kind != "logreg" {
-				return algorithm.Plan{}, fmt.Errorf("dp-sgld: its guarantee needs a strongly convex loss: use model.kind logreg (got %s)", e.Model.Name())
+			if e.Model.Kind != "logreg" {
+				return algorithm.Plan{}, fmt.Errorf("dp-sgld: its guarantee needs a strongly convex loss: use model.kind logreg (got %s)", e.Model.Name)
 			}
-			c, err := constants(e.Config, s, e.Classes, !spec.NoBias)
+			c, err := constants(e.Config, s, e.Classes, !e.Model.NoBias)
 			if err != nil {
 				return algorithm.Plan{}, err
 			}

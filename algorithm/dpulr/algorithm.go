@@ -84,15 +84,15 @@ func Algorithm() algorithm.Algorithm {
 		Prepare: func(e algorithm.Env) (algorithm.Plan, error) {
 			s, o := e.Section.(*Section), e.Config.Optimizer
 			covered := 0
-			for _, l := range e.Model.LinearLayers() {
+			for _, l := range e.Model.LinearLayers {
 				g := l.Geometry
 				covered += g.In * g.Out
 				if g.Bias {
 					covered += g.Out
 				}
 			}
-			if covered != len(e.Model.Params()) {
-				return algorithm.Plan{}, fmt.Errorf("dp-ulr: model %s has parameters outside its dense and conv layers (normalisation layers): forward-only estimators cover dense and conv layers only; use a model without them", e.Model.Name())
+			if covered != e.Model.Params {
+				return algorithm.Plan{}, fmt.Errorf("dp-ulr: model %s has parameters outside its dense and conv layers (normalisation layers): forward-only estimators cover dense and conv layers only; use a model without them", e.Model.Name)
 			}
 			return algorithm.Plan{
 				Run: algorithm.ClipNormRun(e),
