@@ -1,13 +1,11 @@
 package algorithm
 
 import (
-	"bytes"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/internal/kernels"
@@ -43,7 +41,7 @@ type Algorithm struct {
 	PostProcessing []string
 
 	// Section is the key under optimizer: that holds the algorithm's own parameters, and
-	// NewSection returns a pointer to them with their defaults; the section is decoded
+	// NewSection returns a pointer to them with their defaults; the trainer decodes the section
 	// strictly into it (unknown keys are errors). Both empty: no section.
 	Section    string
 	NewSection func() any
@@ -183,45 +181,10 @@ func (r *Algorithms) Lookup(name string) (Algorithm, error) {
 	return Algorithm{}, fmt.Errorf("optimizer.algorithm = %q: want %s", name, strings.Join(r.Names(), ", "))
 }
 
-// Sections decodes every algorithm section present in the optimizer config strictly and
-// returns the configured algorithm's (nil if it has none; its defaults if the config leaves it
-// out). A key under optimizer that is neither a common key nor a registered section is an
-// error.
-func (r *Algorithms) Sections(o OptimizerConfig) (any, []error) {
-	var errs []error
-	var own any
-	a, err := r.Lookup(o.Algorithm)
-	known := err == nil
-	keys := make([]string, 0, len(o.Sections))
-	for k := range o.Sections {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		owner, ok := r.bySection(k)
-		if !ok {
-			errs = append(errs, fmt.Errorf("optimizer: field %s not found (the algorithm sections are %s; see configs/quickstart.yaml for every key)", k, strings.Join(r.SectionNames(), ", ")))
-			continue
-		}
-		v := owner.NewSection()
-		if err := decodeSection(o.Sections[k], v); err != nil {
-			errs = append(errs, fmt.Errorf("optimizer.%s: %w", k, err))
-			continue
-		}
-		if known && owner.Name == a.Name {
-			own = v
-		}
-	}
-	if known && own == nil && a.NewSection != nil {
-		own = a.NewSection()
-	}
-	return own, errs
-}
-
-// bySection returns the algorithm whose section is called key.
-func (r *Algorithms) bySection(key string) (Algorithm, bool) {
+// BySection returns the algorithm whose section is called key.
+func (r *Algorithms) BySection(key string) (Algorithm, bool) {
 	for _, a := range r.All() {
-		if a.Section == key {
+		if key != "" && a.Section == key {
 			return a, true
 		}
 	}
@@ -240,28 +203,14 @@ func (r *Algorithms) SectionNames() []string {
 	return s
 }
 
-// decodeSection decodes a section's generic YAML value strictly into v.
-func decodeSection(section any, v any) error {
-	b, err := yaml.Marshal(section)
-	if err != nil {
-		return err
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%w (if this is a typo, see configs/ for the algorithm's keys)", err)
-	}
-	return nil
-}
-
-// optimizerKeys returns the common keys of the optimizer section (its yaml tags).
+// optimizerKeys returns the common keys of the optimizer section (its fields' yaml tags).
 func optimizerKeys() map[string]bool {
-	b, _ := yaml.Marshal(OptimizerConfig{})
-	var m map[string]any
-	_ = yaml.Unmarshal(b, &m)
 	keys := map[string]bool{}
-	for k := range m {
-		keys[k] = true
+	t := reflect.TypeFor[OptimizerConfig]()
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); name != "" && name != "-" {
+			keys[name] = true
+		}
 	}
 	return keys
 }

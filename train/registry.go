@@ -1,6 +1,13 @@
 package train
 
 import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/algorithm"
 	"github.com/dptrain/dptrain/algorithm/builtin"
@@ -36,8 +43,54 @@ type Algorithms struct {
 // Register adds one of a caller's own.
 func Builtin() *Algorithms { return &Algorithms{builtin.Registry()} }
 
-// sections decodes the algorithm sections of o (algorithm.Algorithms.Sections).
-func (r *Algorithms) sections(o OptimizerConfig) (any, []error) { return r.Sections(o) }
+// sections decodes every algorithm section present in the optimizer config strictly and
+// returns the configured algorithm's (nil if it has none; its defaults if the config leaves it
+// out). A key under optimizer that is neither a common key nor a registered section is an
+// error.
+func (r *Algorithms) sections(o OptimizerConfig) (any, []error) {
+	var errs []error
+	var own any
+	a, err := r.Lookup(o.Algorithm)
+	known := err == nil
+	keys := make([]string, 0, len(o.Sections))
+	for k := range o.Sections {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		owner, ok := r.BySection(k)
+		if !ok {
+			errs = append(errs, fmt.Errorf("optimizer: field %s not found (the algorithm sections are %s; see configs/quickstart.yaml for every key)", k, strings.Join(r.SectionNames(), ", ")))
+			continue
+		}
+		v := owner.NewSection()
+		if err := decodeSection(o.Sections[k], v); err != nil {
+			errs = append(errs, fmt.Errorf("optimizer.%s: %w", k, err))
+			continue
+		}
+		if known && owner.Name == a.Name {
+			own = v
+		}
+	}
+	if known && own == nil && a.NewSection != nil {
+		own = a.NewSection()
+	}
+	return own, errs
+}
+
+// decodeSection decodes a section's generic YAML value strictly into v.
+func decodeSection(section any, v any) error {
+	b, err := yaml.Marshal(section)
+	if err != nil {
+		return err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%w (if this is a typo, see configs/ for the algorithm's keys)", err)
+	}
+	return nil
+}
 
 // sectionNames lists the registered sections.
 func (r *Algorithms) sectionNames() []string { return r.SectionNames() }

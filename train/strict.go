@@ -44,10 +44,8 @@ func (r *Algorithms) sectionType(path, key string) (reflect.Type, bool) {
 	if r == nil || path != "optimizer" {
 		return nil, false
 	}
-	for _, a := range r.All() {
-		if a.Section == key && a.NewSection != nil {
-			return reflect.TypeOf(a.NewSection()), true
-		}
+	if a, ok := r.BySection(key); ok && a.NewSection != nil {
+		return reflect.TypeOf(a.NewSection()), true
 	}
 	return nil, false
 }
