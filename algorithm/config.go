@@ -1,10 +1,6 @@
 package algorithm
 
-import (
-	"fmt"
-
-	"gopkg.in/yaml.v3"
-)
+import "fmt"
 
 // OptimizerConfig is the private algorithm and its update rule.
 type OptimizerConfig struct {
@@ -61,15 +57,18 @@ type NoiseMultiplier struct {
 	Auto  bool
 }
 
-// UnmarshalYAML accepts a number or the word auto.
-func (n *NoiseMultiplier) UnmarshalYAML(node *yaml.Node) error {
-	if node.Kind == yaml.ScalarNode && node.Value == "auto" {
+// UnmarshalYAML accepts a number or the word auto. It has the signature of yaml.v2's
+// Unmarshaler, which yaml.v3 honours too and which names no type of a YAML library: the
+// config layer (package train) reads the YAML, this package imports none.
+func (n *NoiseMultiplier) UnmarshalYAML(unmarshal func(any) error) error {
+	var s string
+	if err := unmarshal(&s); err == nil && s == "auto" {
 		*n = NoiseMultiplier{Auto: true}
 		return nil
 	}
 	var v float64
-	if err := node.Decode(&v); err != nil {
-		return fmt.Errorf("line %d: noise_multiplier %q: want a number or auto", node.Line, node.Value)
+	if err := unmarshal(&v); err != nil {
+		return fmt.Errorf("noise_multiplier %q: want a number or auto", s)
 	}
 	*n = NoiseMultiplier{Value: v}
 	return nil

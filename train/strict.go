@@ -17,10 +17,20 @@ import (
 // train.DataConfig") and truncate batch_size: 1.5 to 1; this walk speaks in config keys and
 // refuses instead.
 
-var (
-	configType    = reflect.TypeFor[Config]()
-	unmarshalerTy = reflect.TypeFor[yaml.Unmarshaler]()
-)
+var configType = reflect.TypeFor[Config]()
+
+// valueDecoder is a config value that decodes itself (noise_multiplier: a number or auto)
+// through the yaml.v2 form of the unmarshaler, which yaml.v3 honours and which lets the type
+// live in a package that imports no YAML library (algorithm.NoiseMultiplier).
+type valueDecoder interface {
+	UnmarshalYAML(unmarshal func(any) error) error
+}
+
+// decodesItself reports whether values of type t decode themselves from YAML.
+func decodesItself(t reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	return p.Implements(reflect.TypeFor[yaml.Unmarshaler]()) || p.Implements(reflect.TypeFor[valueDecoder]())
+}
 
 // checkDocument walks a parsed YAML document against the Config schema, with the algorithm
 // sections of r under optimizer; each error carries its line.
@@ -54,8 +64,11 @@ func (r *Algorithms) checkNode(n *yaml.Node, t reflect.Type, path string, bad co
 	if n == nil || n.Tag == "!!null" {
 		return
 	}
-	if reflect.PointerTo(t).Implements(unmarshalerTy) {
-		return // the type checks itself (noise_multiplier: a number or auto)
+	if decodesItself(t) { // the type checks itself (noise_multiplier: a number or auto)
+		if err := n.Decode(reflect.New(t).Interface()); err != nil {
+			bad(n, "%v", err)
+		}
+		return
 	}
 	if t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -149,7 +162,7 @@ func (r *Algorithms) configKeys() []string {
 		if path != "" {
 			out = append(out, path) // sections are keys too
 		}
-		if t.Kind() != reflect.Struct || reflect.PointerTo(t).Implements(unmarshalerTy) {
+		if t.Kind() != reflect.Struct || decodesItself(t) {
 			return
 		}
 		for i := range t.NumField() {
@@ -275,7 +288,7 @@ func (r *Algorithms) checkOverride(o, key string, value *yaml.Node) error {
 		if t.Kind() == reflect.Pointer {
 			t = t.Elem()
 		}
-		if t.Kind() != reflect.Struct || reflect.PointerTo(t).Implements(unmarshalerTy) {
+		if t.Kind() != reflect.Struct || decodesItself(t) {
 			return fmt.Errorf("--set %s: %s is a value, not a section", o, strings.Join(parts[:i], "."))
 		}
 		ft, ok := r.keyType(t, strings.Join(parts[:i], "."), p)
