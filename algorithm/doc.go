@@ -1,8 +1,13 @@
 // Package algorithm is the registry of private training algorithms: what an algorithm is to
 // the config, the trainer and `dptrain account compare --config` (Algorithm), what its
-// Prepare may read (Env, Config) and what it returns (Plan), and the registry itself
-// (Algorithms), with the optimizer section of the config (OptimizerConfig) and the helpers
-// the algorithms share (UpdateRule, Positive, ClipNormRun, UpdateKeys).
+// Prepare may read (Env, Config, and Model, the public facts of the model's architecture) and
+// what it returns (Plan), and the registry itself (Algorithms), with the optimizer section of
+// the config (OptimizerConfig) and the helpers the algorithms share (UpdateRule, Positive,
+// ClipNormRun, UpdateKeys). The registry is plain types and functions: it reads no YAML
+// (package train decodes the config, and each algorithm's section into the value NewSection
+// returns) and knows no model engine (the trainer fills Model from the network it built), so
+// it imports only accounting, optim and internal/kernels, and the root package dptrain, which
+// runs DP-SGD through it, stays free of gorgonia and YAML.
 //
 // # One directory per algorithm
 //
@@ -27,5 +32,7 @@
 // algorithm/internal/toyalg does in its test). What the steps share (noise, clipping,
 // schedules, update rules, batch declarations and the common state entries) stays in optim;
 // the accountants are in accounting. The dependencies point down: an algorithm's package
-// imports algorithm, optim, accounting and models, never train.
+// imports algorithm, optim, accounting and light packages (data, internal/kernels), DP-MBCD's
+// also models/lifted for its lifted network, never train; its Prepare reads the model's facts
+// (Env.Model), not the model.
 package algorithm
