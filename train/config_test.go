@@ -65,6 +65,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{"bad delta", minimal, []string{"privacy.delta=2"}, "privacy.delta = 2"},
 		{"auto without target", minimal, []string{"optimizer.noise_multiplier=auto"}, "target_epsilon is not set"},
 		{"noise word", minimal, []string{"optimizer.noise_multiplier=lots"}, "want a number or auto"},
+		{"noise word in the file", strings.Replace(minimal, "noise_multiplier: 1.1", "noise_multiplier: lots", 1), nil, "line 12: noise_multiplier \"lots\": want a number or auto"},
+		{"noise as text in --set", minimal, []string{"optimizer.noise_multiplier='8'"}, "--set optimizer.noise_multiplier='8': noise_multiplier \"8\": want a number or auto"},
 		{"negative sigma", minimal, []string{"optimizer.noise_multiplier=-1"}, "noise_multiplier = -1"},
 		{"a list for the config", "- name: x\n- data: y\n", nil, "line 1: the config must be a section of keys (key: value lines), not a list"},
 		{"a list for a section", strings.Replace(minimal, "data:\n  dataset: fashion-mnist\n", "data:\n  - fashion-mnist\n", 1), nil, "data must be a section of keys (key: value lines), not a list"},
