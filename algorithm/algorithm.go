@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/dptrain/dptrain/accounting"
-	"github.com/dptrain/dptrain/internal/kernels"
+	"github.com/dptrain/dptrain/models/layer"
 	"github.com/dptrain/dptrain/optim"
 )
 
@@ -86,10 +86,10 @@ type Model struct {
 	// Params is the number of parameters, the length of the flat parameter vector.
 	Params int
 	// Layout lists the parameter tensors in the flat vector, in order.
-	Layout []kernels.ParamInfo
+	Layout []layer.Param
 	// LinearLayers lists the dense and conv layers in forward order as a forward-only
 	// estimator sees them; conv layers with standardised weights are left out.
-	LinearLayers []kernels.LinearLayer
+	LinearLayers []layer.Linear
 }
 
 // Plan is a prepared algorithm.

@@ -28,7 +28,7 @@ func (dr *direct) layerAG(i, lo, m int) (a, g []float32, l *pLayer) {
 }
 
 // keepSample reports whether a layer's per-sample gradients are materialised for its norms
-// (a conv layer where that is cheaper than the Gram identity, see LayerGeometry.useGram) and
+// (a conv layer where that is cheaper than the Gram identity, see layer.Geometry.UseGram) and
 // small enough to keep for a block: the block's clipped sum is then Σ c_i·(P_iᵀG_i) from the
 // kept products, and the layer needs no second GEMM.
 //

@@ -15,7 +15,7 @@ import (
 // (h, w, c); a vector of n features is 1×1×n. Ops are in forward (topological) order; each reads
 // the output of op src (-1: the chunk's input), and an add op also that of src2.
 type dOp struct {
-	kind                   opKind
+	kind                   core.OpKind
 	p                      int // parameter layer (dense, conv, GroupNorm)
 	relu                   bool
 	conv                   convGeom

@@ -33,7 +33,7 @@
 // patches for conv) and the gradient G of the summed loss with respect to its output; the
 // per-sample norms and the clipped sum are then a few BLAS calls on A and G (gonum blas32,
 // which the openblas build tag routes to OpenBLAS): see ghost.go for the identities. Those
-// calls are exported as plain functions on (A, G, LayerGeometry), SquaredNorms and ScaledSum
+// calls are exported as plain functions on (A, G, layer.Geometry), SquaredNorms and ScaledSum
 // (package internal/kernels, also named here), so that an optimizer that computes A and G
 // itself clips per example with the same code. No engine computes the parameter gradients of
 // the summed loss and then a per-sample correction: a private step costs about one non-private

@@ -5,6 +5,7 @@ import (
 
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models/internal/core"
+	"github.com/dptrain/dptrain/models/layer"
 )
 
 // Graph is the graph engine of a Network: package models/graph's gorgonia graphs. It runs the
@@ -23,9 +24,9 @@ type Graph interface {
 	PerSampleGradSum(b data.Batch, f func(i int, g []float32), grad []float32) (data.Stats, error)
 	// ReferenceGrad is Network.ReferenceGrad on b's one example.
 	ReferenceGrad(b data.Batch, g []float32) (float64, error)
-	Trace(b data.Batch) (Trace, error)
+	Trace(b data.Batch) (layer.Trace, error)
 	PerturbedLosses(b data.Batch, noise [][]float32, loss []float64) error
-	PerturbedLossesFrom(b data.Batch, tr Trace, layer int, noise []float32, loss []float64) error
+	PerturbedLossesFrom(b data.Batch, tr layer.Trace, layer int, noise []float32, loss []float64) error
 }
 
 // An Option changes how New, ReadParams and Load build a network.

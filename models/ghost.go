@@ -1,6 +1,7 @@
 package models
 
 import (
+	"github.com/dptrain/dptrain/models/layer"
 	"gonum.org/v1/gonum/blas/blas32"
 )
 
@@ -22,9 +23,9 @@ import (
 //
 // The total squared norm of sample i is the sum over layers; c_i = min(1, C/‖∇ℓ_i‖).
 
-// geometry is the layer's LayerGeometry for the exported kernels (dense and conv layers).
-func (l *pLayer) geometry() LayerGeometry {
-	return LayerGeometry{Rows: l.rows(), In: l.d, Out: l.k, Bias: l.b >= 0}
+// geometry is the layer's layer.Geometry for the exported kernels (dense and conv layers).
+func (l *pLayer) geometry() layer.Geometry {
+	return layer.Geometry{Rows: l.rows(), In: l.d, Out: l.k, Bias: l.b >= 0}
 }
 
 func general(rows, cols int, data []float32) blas32.General {

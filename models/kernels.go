@@ -1,22 +1,21 @@
 package models
 
-import "github.com/dptrain/dptrain/internal/kernels"
+import (
+	"github.com/dptrain/dptrain/internal/kernels"
+	"github.com/dptrain/dptrain/models/layer"
+)
 
 // The per-example clipping kernels live in internal/kernels, below both this package and
 // package optim; these are the names this package has always exported for them, and the
 // unexported ones its own code calls.
 
-// LayerGeometry is the shape of a parameter layer's per-example blocks of A and G
-// (kernels.LayerGeometry).
-type LayerGeometry = kernels.LayerGeometry
-
 // SquaredNorms adds each example's squared gradient norm of one layer to sq (kernels.SquaredNorms).
-func SquaredNorms(sq []float64, a, g []float32, geo LayerGeometry, buf []float32) ([]float32, error) {
+func SquaredNorms(sq []float64, a, g []float32, geo layer.Geometry, buf []float32) ([]float32, error) {
 	return kernels.SquaredNorms(sq, a, g, geo, buf)
 }
 
 // ScaledSum adds Σ_i scale_i·∇ℓ_i of one layer to gw and gb (kernels.ScaledSum).
-func ScaledSum(gw, gb []float32, a, g []float32, scale []float32, geo LayerGeometry, buf []float32) ([]float32, error) {
+func ScaledSum(gw, gb []float32, a, g []float32, scale []float32, geo layer.Geometry, buf []float32) ([]float32, error) {
 	return kernels.ScaledSum(gw, gb, a, g, scale, geo, buf)
 }
 
@@ -34,21 +33,21 @@ func ClipFactor(clip, norm float64) float32 { return kernels.ClipFactor(clip, no
 
 func sumSq(s []float32) float64 { return kernels.SumSquares(s) }
 
-func squaredNorms(sq []float64, a, g []float32, geo LayerGeometry, buf []float32, b64 []float64) ([]float32, []float64, error) {
+func squaredNorms(sq []float64, a, g []float32, geo layer.Geometry, buf []float32, b64 []float64) ([]float32, []float64, error) {
 	return kernels.SquaredNormsBuf(sq, a, g, geo, buf, b64)
 }
 
-func scaledSum(gw, gb []float32, a, g []float32, scale []float32, geo LayerGeometry, buf []float32, b64 []float64) ([]float32, []float64, error) {
+func scaledSum(gw, gb []float32, a, g []float32, scale []float32, geo layer.Geometry, buf []float32, b64 []float64) ([]float32, []float64, error) {
 	return kernels.ScaledSumBuf(gw, gb, a, g, scale, geo, buf, b64)
 }
 
 func toF64(dst []float64, src []float32) { kernels.ToF64(dst, src) }
 
-func convSquaredNorm64(p64, g64 []float64, geo LayerGeometry, gram bool, s []float64) float64 {
+func convSquaredNorm64(p64, g64 []float64, geo layer.Geometry, gram bool, s []float64) float64 {
 	return kernels.ConvSquaredNorm64(p64, g64, geo, gram, s)
 }
 
-func sumProducts64(gw, gb []float64, blk []float64, scale []float32, geo LayerGeometry) {
+func sumProducts64(gw, gb []float64, blk []float64, scale []float32, geo layer.Geometry) {
 	kernels.SumProducts64(gw, gb, blk, scale, geo)
 }
 

@@ -4,10 +4,12 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/dptrain/dptrain/models/layer"
 )
 
 // materialised returns example i's weight and bias gradient, P_iᵀG_i and G_iᵀ1, in float64.
-func materialised(a, g []float32, geo LayerGeometry, i int) []float64 {
+func materialised(a, g []float32, geo layer.Geometry, i int) []float64 {
 	r, d, k := geo.Rows, geo.In, geo.Out
 	out := make([]float64, d*k+k)
 	for p := range r {
@@ -35,12 +37,12 @@ func TestKernelsClipPerExample(t *testing.T) {
 	const m, clip = 5, 1.0
 	geos := []struct {
 		name string
-		geo  LayerGeometry
+		geo  layer.Geometry
 	}{
-		{"dense", LayerGeometry{Rows: 1, In: 7, Out: 3, Bias: true}},
-		{"dense no bias", LayerGeometry{Rows: 1, In: 4, Out: 6}},
-		{"conv gram", LayerGeometry{Rows: 4, In: 18, Out: 8, Bias: true}},
-		{"conv per-example", LayerGeometry{Rows: 49, In: 9, Out: 4, Bias: true}},
+		{"dense", layer.Geometry{Rows: 1, In: 7, Out: 3, Bias: true}},
+		{"dense no bias", layer.Geometry{Rows: 1, In: 4, Out: 6}},
+		{"conv gram", layer.Geometry{Rows: 4, In: 18, Out: 8, Bias: true}},
+		{"conv per-example", layer.Geometry{Rows: 49, In: 9, Out: 4, Bias: true}},
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, tc := range geos {
@@ -104,7 +106,7 @@ func TestKernelsClipPerExample(t *testing.T) {
 			}
 		}
 	}
-	if _, err := SquaredNorms(make([]float64, 2), make([]float32, 3), make([]float32, 3), LayerGeometry{Rows: 1, In: 2, Out: 2}, nil); err == nil {
+	if _, err := SquaredNorms(make([]float64, 2), make([]float32, 3), make([]float32, 3), layer.Geometry{Rows: 1, In: 2, Out: 2}, nil); err == nil {
 		t.Error("buffers too short for two examples were accepted")
 	}
 }

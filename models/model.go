@@ -2,11 +2,8 @@ package models
 
 import (
 	"github.com/dptrain/dptrain/data"
-	"github.com/dptrain/dptrain/internal/kernels"
+	"github.com/dptrain/dptrain/models/layer"
 )
-
-// ParamInfo describes one parameter tensor inside the flat parameter vector (kernels.ParamInfo).
-type ParamInfo = kernels.ParamInfo
 
 // Model is a classifier whose parameters live in one flat float32 vector and that computes the
 // per-sample quantities private optimizers need.
@@ -19,7 +16,7 @@ type Model interface {
 	// (the graph engine's tensors are built on sub-slices of it): writing to it changes
 	// the model.
 	Params() []float32
-	Layout() []ParamInfo
+	Layout() []layer.Param
 	// ClippedGradSum writes Σ_i min(1, clip/‖g_i‖₂)·g_i into grad (len(Params())), where g_i is
 	// the gradient of sample i's loss at the current parameters; clip = +Inf means no clipping.
 	// If norms != nil (len ≥ b.N) it receives ‖g_i‖₂. Uses ghost clipping (no per-sample

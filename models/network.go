@@ -8,6 +8,7 @@ import (
 
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models/internal/core"
+	"github.com/dptrain/dptrain/models/layer"
 )
 
 // Network is a Model built from a Spec, over one flat parameter vector. Its passes run on the
@@ -155,8 +156,8 @@ func (nw *Network) Classes() int { return nw.res.classes }
 func (nw *Network) Params() []float32 { return nw.params }
 
 // Layout describes the parameter tensors inside Params, in order.
-func (nw *Network) Layout() []ParamInfo {
-	out := make([]ParamInfo, len(nw.plan.layout))
+func (nw *Network) Layout() []layer.Param {
+	out := make([]layer.Param, len(nw.plan.layout))
 	for i, pi := range nw.plan.layout {
 		pi.Shape = append([]int(nil), pi.Shape...)
 		out[i] = pi

@@ -5,12 +5,11 @@ import (
 	"slices"
 
 	"github.com/dptrain/dptrain/models/internal/core"
+	"github.com/dptrain/dptrain/models/layer"
 )
 
-// opKind is one step of a network's forward computation (core.OpKind, which the graph engine
-// reads too).
-type opKind = core.OpKind
-
+// The steps of a network's forward computation (core.OpKind, which the graph engine reads
+// too).
 const (
 	opDense   = core.OpDense
 	opConv    = core.OpConv
@@ -24,9 +23,7 @@ const (
 	opAddSave = core.OpAddSave
 )
 
-// layerKind is the kind of a layer with parameters (core.LayerKind).
-type layerKind = core.LayerKind
-
+// The kinds of a layer with parameters (core.LayerKind).
 const (
 	kindDense = core.KindDense
 	kindConv  = core.KindConv
@@ -35,7 +32,7 @@ const (
 
 // pLayer is a layer with parameters and its place in the flat parameter vector.
 type pLayer struct {
-	kind layerKind
+	kind core.LayerKind
 	name string
 	// dense and conv: W is d×k row-major at offset w (conv: d = C·kh·kw with index
 	// c·kh·kw + r·kw + s, the order of gorgonia's Im2Col); bias at offset b, or b = -1.
@@ -61,7 +58,7 @@ func (l *pLayer) rows() int {
 type plan struct {
 	ops    []core.Op
 	layers []pLayer
-	layout []ParamInfo
+	layout []layer.Param
 	nparam int
 }
 
@@ -83,7 +80,7 @@ func makePlan(r resolved) (*plan, error) {
 	param := func(name string, shape []int, bias bool) int {
 		off := p.nparam
 		size := core.Prod(shape)
-		p.layout = append(p.layout, ParamInfo{Name: name, Shape: shape, Offset: off, Size: size, Bias: bias})
+		p.layout = append(p.layout, layer.Param{Name: name, Shape: shape, Offset: off, Size: size, Bias: bias})
 		p.nparam += size
 		return off
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/dptrain/dptrain/data"
-	"github.com/dptrain/dptrain/internal/kernels"
+	"github.com/dptrain/dptrain/models/layer"
 )
 
 // Forward-only access for estimators that never differentiate the network (DP-ULR's
@@ -13,18 +13,15 @@ import (
 // layers' pre-activation outputs. The model never draws noise: the caller supplies it. These
 // passes run on the graph engine (WithGraph; models/graph/trace.go).
 
-// LinearLayer is a dense or conv layer as a forward-only estimator sees it (kernels.LinearLayer).
-type LinearLayer = kernels.LinearLayer
-
 // LinearLayers lists the network's dense and conv layers in forward order, except conv layers
 // with standardised weights: their output is A·Ŵ, not A·W with W the parameters as they are, so
 // an estimator of ∂ℓ/∂W from the output's sensitivity does not apply to them
 // (models/internal/core/ws.go).
-func (nw *Network) LinearLayers() []LinearLayer {
-	var out []LinearLayer
+func (nw *Network) LinearLayers() []layer.Linear {
+	var out []layer.Linear
 	for _, j := range nw.linearIndices() {
 		l := &nw.plan.layers[j]
-		out = append(out, LinearLayer{Name: l.name, Geometry: l.geometry(), Weight: l.w, Bias: l.b})
+		out = append(out, layer.Linear{Name: l.name, Geometry: l.geometry(), Weight: l.w, Bias: l.b})
 	}
 	return out
 }
@@ -40,23 +37,19 @@ func (nw *Network) linearIndices() []int {
 	return out
 }
 
-// Trace is one clean forward pass over a batch (kernels.Trace): each example's loss and every
-// linear layer's input. Its Resume is a *traceState.
-type Trace = kernels.Trace
-
 // Trace runs the network forward on b without gradients and returns per-example losses and
 // every dense/conv layer's input. It refuses a network with GroupNorm layers, whose parameters
 // a likelihood-ratio estimator does not cover.
-func (nw *Network) Trace(b data.Batch) (Trace, error) {
+func (nw *Network) Trace(b data.Batch) (layer.Trace, error) {
 	if err := nw.checkBatch(b); err != nil {
-		return Trace{}, err
+		return layer.Trace{}, err
 	}
 	if err := nw.forwardOnlyCovered(); err != nil {
-		return Trace{}, err
+		return layer.Trace{}, err
 	}
 	gr, err := nw.graph("Trace")
 	if err != nil {
-		return Trace{}, err
+		return layer.Trace{}, err
 	}
 	return gr.Trace(b)
 }
@@ -67,7 +60,7 @@ func (nw *Network) Trace(b data.Batch) (Trace, error) {
 // recomputed (their output is tr's, as are the skip tensors saved before it), which is what
 // Algorithm 1 of Feng et al. needs, one layer's noise at a time. It equals PerturbedLosses with
 // noise on that layer alone up to float32 rounding ((AW + b) + z instead of AW + (b + z)).
-func (nw *Network) PerturbedLossesFrom(b data.Batch, tr Trace, layer int, noise []float32, loss []float64) error {
+func (nw *Network) PerturbedLossesFrom(b data.Batch, tr layer.Trace, layer int, noise []float32, loss []float64) error {
 	if err := nw.checkBatch(b); err != nil {
 		return err
 	}

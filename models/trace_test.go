@@ -48,7 +48,7 @@ func TestPerturbedLossesIsABiasShift(t *testing.T) {
 			}
 		}
 		if s, _ := nw.Evaluate(b); math.Abs(s.Loss-sum) > 1e-4 {
-			t.Errorf("%s: Trace losses sum to %v, Evaluate says %v", tc.name, sum, s.Loss)
+			t.Errorf("%s: layer.Trace losses sum to %v, Evaluate says %v", tc.name, sum, s.Loss)
 		}
 		for li, l := range lin {
 			shift := make([]float32, l.Geometry.Out)

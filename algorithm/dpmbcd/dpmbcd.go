@@ -8,6 +8,7 @@ import (
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/internal/kernels"
+	"github.com/dptrain/dptrain/models/lifted"
 	"github.com/dptrain/dptrain/optim"
 )
 
@@ -81,22 +82,18 @@ type LiftedNetwork interface {
 	Smoothness(d int) float64
 	// Update runs the hidden updates for batch b at the weights w (one In×Out row-major slice
 	// per block) and returns the blocks' sub-problems.
-	Update(w [][]float32, b data.Batch) (*LiftedProblems, error)
+	Update(w [][]float32, b data.Batch) (*lifted.Problems, error)
 	// State and Restore give and replace the kept auxiliaries (see lifted.MLP).
 	State() (aux []float32, seen []bool)
 	Restore(aux []float32, seen []bool) error
 }
-
-// LiftedProblems are a batch's released-block sub-problems after a lifted network's hidden
-// updates (kernels.LiftedProblems, which lifted.Problems also names).
-type LiftedProblems = kernels.LiftedProblems
 
 // Config configures DP-MBCD on a lifted MLP (Chen & Liu, Algorithm 4).
 type Config struct {
 	// Lifted holds the hidden auxiliaries; its blocks are the released weights.
 	Lifted LiftedNetwork
 	// Offsets are the positions of the D+1 weight blocks in the parameter vector (each
-	// In×Out row-major, models.ParamInfo of a bias-free MLP).
+	// In×Out row-major, layer.Param of a bias-free MLP).
 	Offsets []int
 	// NoiseMultiplier is σ at the reference o_ref: the clipped gradient sum of each block gets
 	// noise of std σ·C·sqrt(Factor(k)) per coordinate, so the parameter noise variance is

@@ -8,6 +8,7 @@ import (
 	"github.com/dptrain/dptrain/algorithm/internal/steptest"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/models/layer"
 	"github.com/dptrain/dptrain/optim"
 )
 
@@ -33,7 +34,7 @@ var ulrSpecs = []struct {
 // perExampleULR materialises example d's likelihood-ratio estimate over all layers, laid out
 // like the parameters, in float64 and without the clipping kernels: weight Σ_rows ãᵀ s (a
 // dense layer's s_d a_dᵀ, a conv layer's S_dᵀP_d summed over output positions), bias Σ_rows s.
-func perExampleULR(tr models.Trace, layers []layerState, d, nparam int) []float64 {
+func perExampleULR(tr layer.Trace, layers []layerState, d, nparam int) []float64 {
 	g := make([]float64, nparam)
 	for i, l := range layers {
 		geo := l.info.Geometry

@@ -10,32 +10,20 @@ import (
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/internal/kernels"
+	"github.com/dptrain/dptrain/models/layer"
 	"github.com/dptrain/dptrain/optim"
 )
-
-// LinearLayer is a dense or conv layer as DP-ULR sees it: its geometry and where its weight
-// and bias sit in Params (kernels.LinearLayer, which LinearLayer also names).
-type LinearLayer = kernels.LinearLayer
-
-// LayerGeometry is the shape of a layer's per-example blocks of input and output
-// (kernels.LayerGeometry, which models.LayerGeometry also names).
-type LayerGeometry = kernels.LayerGeometry
-
-// Trace is one clean forward pass over a batch as the model records it: per-example losses,
-// every linear layer's input, and the model's own state to resume a perturbed pass from
-// (kernels.Trace, which Trace also names).
-type Trace = kernels.Trace
 
 // ForwardOracle is what DP-ULR needs from a model: no gradients, only forward passes
 // (models.Network satisfies it).
 type ForwardOracle interface {
 	Params() []float32
-	LinearLayers() []LinearLayer
-	Trace(b data.Batch) (Trace, error)
+	LinearLayers() []layer.Linear
+	Trace(b data.Batch) (layer.Trace, error)
 	PerturbedLosses(b data.Batch, noise [][]float32, loss []float64) error
 	// PerturbedLossesFrom is PerturbedLosses with noise on one layer only, resumed from that
 	// layer's clean output in tr = Trace(b) instead of recomputing the layers before it.
-	PerturbedLossesFrom(b data.Batch, tr Trace, layer int, noise []float32, loss []float64) error
+	PerturbedLossesFrom(b data.Batch, tr layer.Trace, layer int, noise []float32, loss []float64) error
 }
 
 // Config configures DP-ULR (Feng et al., "Forward Learning with Differential Privacy", Algorithm 1).
@@ -212,7 +200,7 @@ func (o *Optimizer) Step(m optim.GradientOracle, b data.Batch, info data.BatchIn
 
 // layerState is one layer's state within a step.
 type layerState struct {
-	info  LinearLayer
+	info  layer.Linear
 	ctl   LayerNoise
 	s     []float32 // S: (N·Rows)×Out, the likelihood-ratio output gradients
 	width int       // In (+1 with a bias): the augmented input ã
@@ -249,7 +237,7 @@ func (o *Optimizer) privateSum(m ForwardOracle, b data.Batch) (data.Stats, error
 // estimates runs the clean pass, the privacy controller (Eq. 7) per layer and the noisy passes,
 // and returns the trace with every layer's per-example likelihood-ratio output gradients S:
 // example d's estimate for layer l is Ã_dᵀ S_d (dense: s_d ã_dᵀ; conv: S_d P̃_d).
-func (o *Optimizer) estimates(m ForwardOracle, b data.Batch) (Trace, []layerState, error) {
+func (o *Optimizer) estimates(m ForwardOracle, b data.Batch) (layer.Trace, []layerState, error) {
 	tr, err := m.Trace(b)
 	if err != nil {
 		return tr, nil, err
@@ -333,7 +321,7 @@ func (o *Optimizer) SigmaRanAway(i int) bool { return i < len(o.warned) && o.war
 // all layers jointly (so that Theorem 3.6's T-step accounting holds), with the shared ghost-clipping kernels, and returns how
 // many examples were clipped. An example whose estimate has a non-finite norm contributes zero
 // and is counted in nonFinite (operator-only). The layers' S are scaled in place.
-func (o *Optimizer) clippedSum(tr Trace, layers []layerState, n int, nonFinite *int) (int, error) {
+func (o *Optimizer) clippedSum(tr layer.Trace, layers []layerState, n int, nonFinite *int) (int, error) {
 	sq := make([]float64, n)
 	var (
 		buf     []float32
@@ -380,7 +368,7 @@ func (o *Optimizer) clippedSum(tr Trace, layers []layerState, n int, nonFinite *
 // estimate fills every layer's S = (1/(Kσ_l²)) Σ_k Loss_k z_k (Eq. 4 averaged over K copies).
 // One layer at a time (Algorithm 1), each noisy pass resumes from the layer's clean output in
 // tr: the layers before it are reused from the clean pass, not recomputed.
-func (o *Optimizer) estimate(m ForwardOracle, b data.Batch, tr Trace, layers []layerState) error {
+func (o *Optimizer) estimate(m ForwardOracle, b data.Batch, tr layer.Trace, layers []layerState) error {
 	noise := make([][]float32, len(layers))
 	loss := make([]float64, b.N)
 	pass := func(active []int) error {

@@ -9,6 +9,7 @@ import (
 	"github.com/dptrain/dptrain/algorithm/internal/steptest"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/models/layer"
 	"github.com/dptrain/dptrain/optim"
 )
 
@@ -118,12 +119,12 @@ type zeroLossModel struct {
 }
 
 func (z *zeroLossModel) Params() []float32 { return z.params }
-func (z *zeroLossModel) LinearLayers() []models.LinearLayer {
+func (z *zeroLossModel) LinearLayers() []layer.Linear {
 	out := len(z.params) / (z.in + 1)
-	return []models.LinearLayer{{Name: "fc", Geometry: models.LayerGeometry{Rows: 1, In: z.in, Out: out, Bias: true}, Weight: 0, Bias: z.in * out}}
+	return []layer.Linear{{Name: "fc", Geometry: layer.Geometry{Rows: 1, In: z.in, Out: out, Bias: true}, Weight: 0, Bias: z.in * out}}
 }
-func (z *zeroLossModel) Trace(b data.Batch) (models.Trace, error) {
-	tr := models.Trace{Loss: make([]float64, b.N), Inputs: [][]float32{make([]float32, b.N*z.in)}}
+func (z *zeroLossModel) Trace(b data.Batch) (layer.Trace, error) {
+	tr := layer.Trace{Loss: make([]float64, b.N), Inputs: [][]float32{make([]float32, b.N*z.in)}}
 	for i := range tr.Loss {
 		tr.Loss[i] = 1
 	}
@@ -136,7 +137,7 @@ func (z *zeroLossModel) PerturbedLosses(b data.Batch, _ [][]float32, loss []floa
 	clear(loss[:b.N])
 	return nil
 }
-func (z *zeroLossModel) PerturbedLossesFrom(b data.Batch, _ models.Trace, _ int, _ []float32, loss []float64) error {
+func (z *zeroLossModel) PerturbedLossesFrom(b data.Batch, _ layer.Trace, _ int, _ []float32, loss []float64) error {
 	clear(loss[:b.N])
 	return nil
 }

@@ -86,13 +86,6 @@ and --neighbouring replace-one, and their loss constants (--lipschitz, --smoothn
 	return cmd
 }
 
-// compareRow, comparePoint and compareReport are the JSON shapes of --json.
-type (
-	compareRow    = compare.Row
-	comparePoint  = compare.Point
-	compareReport = compare.Report
-)
-
 func runCompare(w io.Writer, o *compareOptions) error {
 	o.Plot = o.plotFile != ""
 	report, err := o.Evaluate(nil, nil, flagOf)

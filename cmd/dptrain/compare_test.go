@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dptrain/dptrain/accounting/compare"
 	"github.com/sirupsen/logrus"
 )
 
@@ -44,13 +45,13 @@ func TestCompareJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	var r struct {
-		Modes []compareRow `json:"modes"`
-		Best  *compareRow  `json:"best"`
+		Modes []compare.Row `json:"modes"`
+		Best  *compare.Row  `json:"best"`
 	}
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	rows := map[string]compareRow{}
+	rows := map[string]compare.Row{}
 	for _, m := range r.Modes {
 		rows[m.Mode] = m
 	}
@@ -184,9 +185,9 @@ training:
 		t.Fatal(err)
 	}
 	var r struct {
-		Delta float64      `json:"delta"`
-		Steps int          `json:"steps"`
-		Modes []compareRow `json:"modes"`
+		Delta float64       `json:"delta"`
+		Steps int           `json:"steps"`
+		Modes []compare.Row `json:"modes"`
 	}
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
@@ -221,11 +222,11 @@ func TestCompareMBCDSchedule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r compareReport
+	var r compare.Report
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	rows := map[string]compareRow{}
+	rows := map[string]compare.Row{}
 	for _, m := range r.Modes {
 		rows[m.Mode] = m
 	}
@@ -260,7 +261,7 @@ func TestCompareMBCDRunConstants(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var r compareReport
+		var r compare.Report
 		if err := json.Unmarshal([]byte(out), &r); err != nil {
 			t.Fatal(err)
 		}

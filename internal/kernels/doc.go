@@ -1,16 +1,13 @@
-// Package kernels holds the per-example numerical kernels and the plain data types that the
-// models, the optimizers and the algorithms' preparation share: where a parameter tensor lies
-// in the flat parameter vector (ParamInfo), ghost-clipping squared norms and scaled sums of a
-// dense or conv layer (LayerGeometry, SquaredNorms, ScaledSum), float64 sums of squares, the
-// clipping factor, the forward-only view of a network that DP-ULR uses (LinearLayer, Trace),
-// and the block problems of a lifted MLP that DP-MBCD solves (LiftedProblems, BlockGradient,
-// ProximalSolve), and DenseRows, a dense product whose every element is computed the same way
-// whichever rows share the call (amd64 assembly with AVX2 and FMA), so that one example's
-// activations never depend on its slot in a batch.
+// Package kernels holds the per-example numerical kernels that the models, the optimizers and
+// the algorithms share: ghost-clipping squared norms and scaled sums of a dense or conv layer
+// (SquaredNorms, ScaledSum, on a layer.Geometry), float64 sums of squares, the clipping
+// factor, the block gradients and proximal steps of a lifted MLP that DP-MBCD solves
+// (BlockGradient, ProximalSolve), and DenseRows, a dense product whose every element is
+// computed the same way whichever rows share the call (amd64 assembly with AVX2 and FMA), so
+// that one example's activations never depend on its slot in a batch.
 //
 // It sits below both package models and package optim and imports neither, nor gorgonia:
-// optim calls these kernels without depending on a model implementation, and models keeps
-// its exported names for them as aliases and wrappers. Float32 and float64 BLAS calls go
-// through gonum's blas32 and blas64, whose implementation package models selects (OpenBLAS
-// with the openblas build tag).
+// optim calls these kernels without depending on a model implementation. Float32 and float64
+// BLAS calls go through gonum's blas32 and blas64, whose implementation package models selects
+// (OpenBLAS with the openblas build tag).
 package kernels

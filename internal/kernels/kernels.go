@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/dptrain/dptrain/models/layer"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 )
@@ -14,20 +15,8 @@ import (
 // an optimizer that computes A and G without a gorgonia backward pass (DP-MBCD's lifted layers,
 // DP-ULR's likelihood-ratio estimates) clips per example with the same code.
 
-// LayerGeometry is the shape of a parameter layer's per-example blocks of A and G.
-type LayerGeometry struct {
-	// Rows is how many rows each example contributes: 1 for a dense layer, the number of
-	// output positions (oh·ow) for a conv layer, whose A rows are im2col patches.
-	Rows int
-	// In is the width of A (dense: input features; conv: patch size C·kh·kw) and Out the
-	// width of G (dense: outputs; conv: output channels); the weight is In×Out.
-	In, Out int
-	// Bias says the layer has a bias, whose per-example gradient is the column sum of G_i.
-	Bias bool
-}
-
-// check returns an error unless a and g hold m examples of geometry geo.
-func (geo LayerGeometry) check(a, g []float32, m int) error {
+// checkGeometry returns an error unless a and g hold m examples of geometry geo.
+func checkGeometry(geo layer.Geometry, a, g []float32, m int) error {
 	if geo.Rows <= 0 || geo.In <= 0 || geo.Out <= 0 {
 		return fmt.Errorf("models: layer geometry %+v: rows, in and out must be positive", geo)
 	}
@@ -36,11 +25,6 @@ func (geo LayerGeometry) check(a, g []float32, m int) error {
 			m, geo, m*geo.Rows*geo.In, m*geo.Rows*geo.Out, len(a), len(g))
 	}
 	return nil
-}
-
-// UseGram reports whether the Gram identity is cheaper than materialising P_iᵀG_i.
-func (geo LayerGeometry) UseGram() bool {
-	return geo.Rows*(geo.In+geo.Out) < 2*geo.In*geo.Out
 }
 
 // SquaredNorms adds to sq[i], for each of the m = len(sq) examples, the squared l2 norm of
@@ -54,16 +38,16 @@ func (geo LayerGeometry) UseGram() bool {
 // convSquaredNorm). A NaN or infinite value in A or G
 // gives a NaN or infinite sq[i], never an error: callers clip such an example to zero
 // (ClipScale).
-func SquaredNorms(sq []float64, a, g []float32, geo LayerGeometry, buf []float32) ([]float32, error) {
+func SquaredNorms(sq []float64, a, g []float32, geo layer.Geometry, buf []float32) ([]float32, error) {
 	buf, _, err := SquaredNormsBuf(sq, a, g, geo, buf, nil)
 	return buf, err
 }
 
 // SquaredNormsBuf is SquaredNorms with the float64 scratch of conv layers, b64, reused when large
 // enough and returned.
-func SquaredNormsBuf(sq []float64, a, g []float32, geo LayerGeometry, buf []float32, b64 []float64) ([]float32, []float64, error) {
+func SquaredNormsBuf(sq []float64, a, g []float32, geo layer.Geometry, buf []float32, b64 []float64) ([]float32, []float64, error) {
 	m := len(sq)
-	if err := geo.check(a, g, m); err != nil {
+	if err := checkGeometry(geo, a, g, m); err != nil {
 		return buf, b64, err
 	}
 	r, d, k := geo.Rows, geo.In, geo.Out
@@ -117,7 +101,7 @@ const unit64 = 0x1p-53
 // γ_r Σ_p|P_pu||G_pv| of the exact ones, so its norm is within γ_r·S, and that allowance is
 // added instead (the same cancellation in float32 would make it γ_r·S with u = 2⁻²⁴). The bias
 // gradient Gᵀ1 is summed in float64 with the same kind of allowance.
-func convSquaredNorm(pf, gf []float32, geo LayerGeometry, gram bool, s []float64) float64 {
+func convSquaredNorm(pf, gf []float32, geo layer.Geometry, gram bool, s []float64) float64 {
 	r, d, k := geo.Rows, geo.In, geo.Out
 	p64, g64 := s[:r*d], s[r*d:r*(d+k)]
 	ToF64(p64, pf[:r*d])
@@ -135,7 +119,7 @@ func ToF64(dst []float64, src []float32) {
 
 // ConvSquaredNorm64 is convSquaredNorm on P and G already converted to float64; s is scratch of
 // 2r² + dk values.
-func ConvSquaredNorm64(p64, g64 []float64, geo LayerGeometry, gram bool, s []float64) float64 {
+func ConvSquaredNorm64(p64, g64 []float64, geo layer.Geometry, gram bool, s []float64) float64 {
 	r, d, k := geo.Rows, geo.In, geo.Out
 	pp, gg := s[:r*r], s[r*r:2*r*r]
 	// The diagonals of pp and gg are ‖P_p‖² and ‖G_p‖² up to round-off.
@@ -209,15 +193,15 @@ func ConvSquaredNorm64(p64, g64 []float64, geo LayerGeometry, gram bool, s []flo
 // by float64's, whatever the order in which the BLAS adds the examples; an example with scale 0
 // (a non-finite gradient) is left out, so that its NaN or Inf values cannot reach the sum. A
 // and G are not modified. buf is scratch, as in SquaredNorms.
-func ScaledSum(gw, gb []float32, a, g []float32, scale []float32, geo LayerGeometry, buf []float32) ([]float32, error) {
+func ScaledSum(gw, gb []float32, a, g []float32, scale []float32, geo layer.Geometry, buf []float32) ([]float32, error) {
 	buf, _, err := ScaledSumBuf(gw, gb, a, g, scale, geo, buf, nil)
 	return buf, err
 }
 
 // ScaledSumBuf is ScaledSum with its float64 scratch, b64, returned grown.
-func ScaledSumBuf(gw, gb []float32, a, g []float32, scale []float32, geo LayerGeometry, buf []float32, b64 []float64) ([]float32, []float64, error) {
+func ScaledSumBuf(gw, gb []float32, a, g []float32, scale []float32, geo layer.Geometry, buf []float32, b64 []float64) ([]float32, []float64, error) {
 	m := len(scale)
-	if err := geo.check(a, g, m); err != nil {
+	if err := checkGeometry(geo, a, g, m); err != nil {
 		return buf, b64, err
 	}
 	r, d, k := geo.Rows, geo.In, geo.Out
@@ -237,7 +221,7 @@ const products64Group = 32
 // float64, from blk, the m = len(scale) examples' P (m·r×d) then G (m·r×k) already in float64
 // (see addProducts64 for why float64); it scales blk's G rows in place and zeroes the rows of
 // examples with c_i = 0. The caller rounds the sum to float32 once, after every example.
-func SumProducts64(gw, gb []float64, blk []float64, scale []float32, geo LayerGeometry) {
+func SumProducts64(gw, gb []float64, blk []float64, scale []float32, geo layer.Geometry) {
 	r, d, k := geo.Rows, geo.In, geo.Out
 	m := len(scale)
 	a64, g64 := blk[:m*r*d], blk[m*r*d:m*r*(d+k)]
@@ -273,7 +257,7 @@ func SumProducts64(gw, gb []float64, blk []float64, scale []float32, geo LayerGe
 // the batch) rounds relative to those terms, u·Σ_p‖P_p‖‖G_p‖ rather than u·‖P_iᵀG_i‖, and the
 // clipped contribution, or one example's effect on the sum, then exceeds its clip norm by that
 // much. In float64 that error is 2²⁹ times smaller. s is float64 scratch, returned grown.
-func addProducts64(gw, gb, a, g []float32, scale []float32, m int, geo LayerGeometry, s []float64) []float64 {
+func addProducts64(gw, gb, a, g []float32, scale []float32, m int, geo layer.Geometry, s []float64) []float64 {
 	r, d, k := geo.Rows, geo.In, geo.Out
 	grp := max(min(m, products64Group), 1)
 	s = GrowF64(s, d*k+k+grp*r*(d+k))

@@ -10,20 +10,12 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/models/layer"
 )
 
 // The block problems of a lifted MLP (Chen & Liu; package models/lifted builds them) and the
 // two data-dependent maps DP-MBCD applies to them. Error messages keep the "lifted:" prefix of
 // the package that exports these for the lifted model.
-
-// LiftedProblems are a batch's released-block sub-problems after the hidden updates: block d
-// minimises ½·mean_i‖t_{d,i} − W_d x_{d,i}‖² with inputs In[d] (N×n_d) and targets
-// Target[d] (N×n_{d+1}), row-major, t_d = u_d below the top and t_D = y one-hot.
-type LiftedProblems struct {
-	N      int
-	In     [][]float32
-	Target [][]float32
-}
 
 // BlockGradient writes into gw (In×Out) the sum over the n examples of the per-example
 // gradients g_i = x_i (x_i W − t_i) (row form of (W_d x_i − u_i) x_iᵀ, Lemma B.1 with the
@@ -52,7 +44,7 @@ func ClippedBlockGradient(gw, w, in, target []float32, n, nIn, nOut int, clip fl
 		return st, buf, err
 	}
 	clear(gw)
-	buf, err = ScaledSum(gw, nil, in, g, scale, LayerGeometry{Rows: 1, In: nIn, Out: nOut}, buf)
+	buf, err = ScaledSum(gw, nil, in, g, scale, layer.Geometry{Rows: 1, In: nIn, Out: nOut}, buf)
 	return st, buf, err
 }
 
@@ -81,7 +73,7 @@ func BlockPerExample(g []float32, sq []float64, scale []float32, w, in, target [
 	}
 	clear(sq)
 	var err error
-	if buf, err = SquaredNorms(sq, in, g, LayerGeometry{Rows: 1, In: nIn, Out: nOut}, buf); err != nil {
+	if buf, err = SquaredNorms(sq, in, g, layer.Geometry{Rows: 1, In: nIn, Out: nOut}, buf); err != nil {
 		return st, buf, err
 	}
 	for i, v := range sq {

@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/dptrain/dptrain/data"
-	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/models/internal/core"
+	"github.com/dptrain/dptrain/models/layer"
 	G "gorgonia.org/gorgonia"
 )
 
@@ -106,10 +106,10 @@ func (e *engine) addPerturbation(t *tape, start, m int) {
 // Trace runs the network forward on b without gradients and returns per-example losses and
 // every dense/conv layer's input (models.Network.Trace, which refuses networks the estimators
 // do not cover).
-func (e *engine) Trace(b data.Batch) (models.Trace, error) {
+func (e *engine) Trace(b data.Batch) (layer.Trace, error) {
 	lin, idx := e.net.Linear, e.net.LinearIndex
 	st := &traceState{outputs: make([][]float32, len(lin))}
-	tr := models.Trace{Loss: make([]float64, b.N), Inputs: make([][]float32, len(lin)), Resume: st}
+	tr := layer.Trace{Loss: make([]float64, b.N), Inputs: make([][]float32, len(lin)), Resume: st}
 	for i, l := range lin {
 		tr.Inputs[i] = make([]float32, b.N*l.Geometry.Rows*l.Geometry.In)
 		st.outputs[i] = make([]float32, b.N*l.Geometry.Rows*l.Geometry.Out)
@@ -117,7 +117,7 @@ func (e *engine) Trace(b data.Batch) (models.Trace, error) {
 	for start := 0; start < b.N; {
 		t, m, err := e.forwardChunk(b, start, modeTrace, tr.Loss)
 		if err != nil {
-			return models.Trace{}, err
+			return layer.Trace{}, err
 		}
 		for i, l := range lin {
 			w := l.Geometry.Rows * l.Geometry.In
@@ -146,7 +146,7 @@ func (e *engine) Trace(b data.Batch) (models.Trace, error) {
 // recomputed (their output is tr's, as are the skip tensors saved before it), which is what
 // Algorithm 1 of Feng et al. needs, one layer's noise at a time. It equals PerturbedLosses with
 // noise on that layer alone up to float32 rounding ((AW + b) + z instead of AW + (b + z)).
-func (e *engine) PerturbedLossesFrom(b data.Batch, tr models.Trace, layer int, noise []float32, loss []float64) error {
+func (e *engine) PerturbedLossesFrom(b data.Batch, tr layer.Trace, layer int, noise []float32, loss []float64) error {
 	lin := e.net.Linear
 	l := lin[layer]
 	w := l.Geometry.Rows * l.Geometry.Out

@@ -89,11 +89,14 @@ func (m *MLP) Smoothness(d int) float64 { r := m.cfg.ActivationClip[d]; return r
 // Recompute reports whether the auxiliaries are re-derived at every visit.
 func (m *MLP) Recompute() bool { return m.cfg.Recompute }
 
-// Problems are a batch's released-block sub-problems after the hidden updates
-// (kernels.LiftedProblems): block d minimises ½·mean_i‖t_{d,i} − W_d x_{d,i}‖² with inputs
-// In[d] (N×n_d) and targets Target[d] (N×n_{d+1}), row-major, t_d = u_d below the top and
-// t_D = y one-hot.
-type Problems = kernels.LiftedProblems
+// Problems are a batch's released-block sub-problems after the hidden updates: block d
+// minimises ½·mean_i‖t_{d,i} − W_d x_{d,i}‖² with inputs In[d] (N×n_d) and targets Target[d]
+// (N×n_{d+1}), row-major, t_d = u_d below the top and t_D = y one-hot.
+type Problems struct {
+	N      int
+	In     [][]float32
+	Target [][]float32
+}
 
 // checkWeights returns an error unless w holds the D+1 blocks of the configured shapes.
 func (m *MLP) checkWeights(w [][]float32) error {

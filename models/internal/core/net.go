@@ -1,6 +1,6 @@
 package core
 
-import "github.com/dptrain/dptrain/internal/kernels"
+import "github.com/dptrain/dptrain/models/layer"
 
 // OpKind is one step of a network's forward computation.
 type OpKind int
@@ -41,7 +41,7 @@ type Net struct {
 	Layers []Layer
 	// Linear lists the dense and conv layers a forward-only estimator sees (models.Network's
 	// LinearLayers), and LinearIndex their positions in Layers.
-	Linear      []kernels.LinearLayer
+	Linear      []layer.Linear
 	LinearIndex []int
 }
 
@@ -77,9 +77,9 @@ func (l *Layer) Rows() int {
 	return 1
 }
 
-// Geometry is the layer's kernels.LayerGeometry (dense and conv layers).
-func (l *Layer) Geometry() kernels.LayerGeometry {
-	return kernels.LayerGeometry{Rows: l.Rows(), In: l.D, Out: l.K, Bias: l.B >= 0}
+// Geometry is the layer's layer.Geometry (dense and conv layers).
+func (l *Layer) Geometry() layer.Geometry {
+	return layer.Geometry{Rows: l.Rows(), In: l.D, Out: l.K, Bias: l.B >= 0}
 }
 
 // Prod is the number of elements of a tensor of shape s.
