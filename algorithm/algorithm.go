@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/dptrain/dptrain/accounting"
-	"github.com/dptrain/dptrain/models/layer"
+	"github.com/dptrain/dptrain/layer"
 	"github.com/dptrain/dptrain/optim"
 )
 

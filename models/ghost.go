@@ -1,7 +1,7 @@
 package models
 
 import (
-	"github.com/dptrain/dptrain/models/layer"
+	"github.com/dptrain/dptrain/layer"
 	"gonum.org/v1/gonum/blas/blas32"
 )
 

@@ -2,7 +2,7 @@ package models
 
 import (
 	"github.com/dptrain/dptrain/internal/kernels"
-	"github.com/dptrain/dptrain/models/layer"
+	"github.com/dptrain/dptrain/layer"
 )
 
 // The per-example clipping kernels live in internal/kernels, below both this package and

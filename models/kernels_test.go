@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/dptrain/dptrain/models/layer"
+	"github.com/dptrain/dptrain/layer"
 )
 
 // materialised returns example i's weight and bias gradient, P_iᵀG_i and G_iᵀ1, in float64.

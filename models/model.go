@@ -2,7 +2,7 @@ package models
 
 import (
 	"github.com/dptrain/dptrain/data"
-	"github.com/dptrain/dptrain/models/layer"
+	"github.com/dptrain/dptrain/layer"
 )
 
 // Model is a classifier whose parameters live in one flat float32 vector and that computes the

@@ -7,8 +7,8 @@ import (
 	"math/rand/v2"
 
 	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/layer"
 	"github.com/dptrain/dptrain/models/internal/core"
-	"github.com/dptrain/dptrain/models/layer"
 )
 
 // Network is a Model built from a Spec, over one flat parameter vector. Its passes run on the

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/dptrain/dptrain/layer"
 	"github.com/dptrain/dptrain/models/internal/core"
-	"github.com/dptrain/dptrain/models/layer"
 )
 
 // The steps of a network's forward computation (core.OpKind, which the graph engine reads

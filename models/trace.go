@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/dptrain/dptrain/data"
-	"github.com/dptrain/dptrain/models/layer"
+	"github.com/dptrain/dptrain/layer"
 )
 
 // Forward-only access for estimators that never differentiate the network (DP-ULR's

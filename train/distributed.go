@@ -5,12 +5,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/dptrain/dptrain/comm"
 	"hash/fnv"
 	"math"
 	"os"
 	"strings"
 	"unsafe"
+
+	"github.com/dptrain/dptrain/comm"
 
 	"github.com/dptrain/dptrain"
 	"github.com/dptrain/dptrain/data"

@@ -10,7 +10,7 @@ import (
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/internal/kernels"
-	"github.com/dptrain/dptrain/models/layer"
+	"github.com/dptrain/dptrain/layer"
 	"github.com/dptrain/dptrain/optim"
 )
 

@@ -8,8 +8,8 @@ import (
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/algorithm/internal/steptest"
 	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/layer"
 	"github.com/dptrain/dptrain/models"
-	"github.com/dptrain/dptrain/models/layer"
 	"github.com/dptrain/dptrain/optim"
 )
 

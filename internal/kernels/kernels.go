@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dptrain/dptrain/models/layer"
+	"github.com/dptrain/dptrain/layer"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 )

@@ -10,7 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dptrain/dptrain/data"
-	"github.com/dptrain/dptrain/models/layer"
+	"github.com/dptrain/dptrain/layer"
 )
 
 // The block problems of a lifted MLP (Chen & Liu; package models/lifted builds them) and the

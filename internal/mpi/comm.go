@@ -4,11 +4,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/dptrain/dptrain/comm"
 	"math"
 	"os"
 	"strconv"
 	"unsafe"
+
+	"github.com/dptrain/dptrain/comm"
 )
 
 // Float is the element type the reductions handle.

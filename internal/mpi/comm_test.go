@@ -3,11 +3,12 @@ package mpi
 import (
 	"bytes"
 	"fmt"
-	"github.com/dptrain/dptrain/comm"
 	"math"
 	"math/rand/v2"
 	"sync"
 	"testing"
+
+	"github.com/dptrain/dptrain/comm"
 )
 
 // onRanks runs f on each of k in-process ranks at once and returns the first error.

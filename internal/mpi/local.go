@@ -2,8 +2,9 @@ package mpi
 
 import (
 	"errors"
-	"github.com/dptrain/dptrain/comm"
 	"sync"
+
+	"github.com/dptrain/dptrain/comm"
 )
 
 // Local returns k ranks of one group inside this process, each to be driven by its own

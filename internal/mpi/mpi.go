@@ -38,10 +38,11 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"github.com/dptrain/dptrain/comm"
 	"math"
 	"sync"
 	"unsafe"
+
+	"github.com/dptrain/dptrain/comm"
 )
 
 // Built reports whether this build can join an MPI job.

@@ -2,6 +2,7 @@ package mpi
 
 import (
 	"fmt"
+
 	"github.com/dptrain/dptrain/comm"
 
 	"github.com/dptrain/dptrain/data"

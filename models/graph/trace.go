@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/layer"
 	"github.com/dptrain/dptrain/models/internal/core"
-	"github.com/dptrain/dptrain/models/layer"
 	G "gorgonia.org/gorgonia"
 )
 

@@ -1,6 +1,6 @@
 package core
 
-import "github.com/dptrain/dptrain/models/layer"
+import "github.com/dptrain/dptrain/layer"
 
 // OpKind is one step of a network's forward computation.
 type OpKind int

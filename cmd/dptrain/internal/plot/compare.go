@@ -3,13 +3,14 @@ package plot
 import (
 	"errors"
 	"fmt"
-	"github.com/dptrain/dptrain/accounting/compare"
 	"image/color"
 	"io"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/dptrain/dptrain/accounting/compare"
 
 	"github.com/dptrain/dptrain/data"
 	"gonum.org/v1/plot"

@@ -1,11 +1,12 @@
 package plot
 
 import (
-	"github.com/dptrain/dptrain/accounting/compare"
 	"math"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dptrain/dptrain/accounting/compare"
 
 	"gonum.org/v1/plot"
 

@@ -3,7 +3,7 @@ package layer_test
 import (
 	"fmt"
 
-	"github.com/dptrain/dptrain/models/layer"
+	"github.com/dptrain/dptrain/layer"
 )
 
 // A dense layer's per-example gradient norm is cheapest by the Gram identity (one row per
