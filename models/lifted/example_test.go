@@ -54,7 +54,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("F: %.2f at the forward pass, %.2f after the hidden updates\n", before, after)
+	fmt.Printf("F: %.1f at the forward pass, %.1f after the hidden updates\n", before, after)
 	for d := range w {
 		in, out := m.Shape(d)
 		gw := make([]float32, in*out)
@@ -70,7 +70,7 @@ func Example() {
 	// Output:
 	// block 0: 20×8, smoothness β = 1
 	// block 1: 8×5, smoothness β = 1
-	// F: 16.66 at the forward pass, 9.80 after the hidden updates
+	// F: 16.7 at the forward pass, 9.8 after the hidden updates
 	// block 0: 30 inputs of 20 and targets of 8, 24 of 30 gradients clipped
 	// block 1: 30 inputs of 8 and targets of 5, 30 of 30 gradients clipped
 	// hidden values kept: 480
