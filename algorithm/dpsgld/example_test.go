@@ -49,9 +49,10 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	// Every batch has exactly 25 rows, gathered into the same buffers.
+	b := data.Batch{N: 25, X: make([]float32, 25*ds.Train.D), Y: make([]int32, 25)}
 	for range 3 {
 		idx, info := sampler.Next(nil)
-		b := data.Batch{N: len(idx), X: make([]float32, len(idx)*ds.Train.D), Y: make([]int32, len(idx))}
 		if err := ds.Train.Gather(idx, b.X, b.Y); err != nil {
 			log.Fatal(err)
 		}

@@ -13,41 +13,42 @@ import (
 )
 
 // One DP-ULR step (Feng et al., "Forward Learning with Differential Privacy", Algorithm 1) in
-// each mode, on a gelu MLP over 400 examples of a 20-feature, 5-class Gaussian mixture. DP-ULR
-// computes no gradient: it perturbs each layer's pre-activation output with public noise
-// σ_l = 1 in K = 4 forward passes per example, estimates each example's gradient from the
-// losses by likelihood ratios, clips the estimates to C = 1 jointly over the layers and divides
-// their sum by the rejection threshold N_B = 10 of a Poisson batch at q = 0.05. The network
-// comes from graph.New, since the forward-only passes (Trace, PerturbedLosses) run on the
-// graph engine. The paper mode tops the estimator's own noise up to σ0²C² in every direction
-// and declares sampled-with-rejection Gaussian records; the certified mode adds explicit
-// N(0, σ0²C²) noise, accounted like DP-SGD. The seeded noise stream makes the output
-// reproducible and the steps NOT private: a run that is released draws its noise from
-// optim.NewNoise.
+// each mode on the same batch, for a gelu MLP on the synthetic Gaussian mixture (4800
+// examples, 20 features, 5 classes). DP-ULR computes no gradient: it perturbs each layer's
+// pre-activation output with public noise σ_l = 1 in K = 4 forward passes per example,
+// estimates each example's gradient from the losses by likelihood ratios, clips the estimates
+// to C = 1 jointly over the layers and divides their sum by the rejection threshold N_B = 20
+// of a Poisson batch at q = 0.005. The network comes from graph.New, since the forward-only
+// passes (Trace, PerturbedLosses) run on the graph engine. The paper mode tops the estimator's
+// own noise up to σ0²C² in every direction and declares sampled-with-rejection Gaussian
+// records; the certified mode adds explicit N(0, σ0²C²) noise, accounted like DP-SGD. The
+// seeded noise stream makes the output reproducible and the steps NOT private: a run that is
+// released draws its noise from optim.NewNoise.
 func Example() {
-	ds, _, err := data.NewMixture(data.MixtureConfig{Train: 400, Test: 100, Dim: 20, Classes: 5, Separation: 3, Noise: 1, Seed: 4})
+	ds, err := data.Synthetic(data.SyntheticMixture, 4)
 	if err != nil {
 		log.Fatal(err)
 	}
-	spec := models.Spec{Kind: "mlp", Input: []int{20}, Classes: 5, Hidden: []int{8}, Activation: "gelu"}
+	noise := optim.NewSeededNoise(5)
+	sampler, err := data.NewSampler(data.SchemePoissonWithRejection, ds.Train.N, 24, 20, noise.Split().Rand())
+	if err != nil {
+		log.Fatal(err)
+	}
+	idx, info := sampler.Next(nil)
+	x, y := make([]float32, len(idx)*ds.Train.D), make([]int32, len(idx))
+	if err := ds.Train.Gather(idx, x, y); err != nil {
+		log.Fatal(err)
+	}
+	b := data.Batch{X: x, Y: y, N: len(idx)}
+	spec := models.Spec{Kind: "mlp", Input: ds.Shape, Classes: ds.Classes, Hidden: []int{8}, Activation: "gelu"}
 	for _, certified := range []bool{false, true} {
 		nw, err := graph.New(spec, rand.New(rand.NewPCG(7, 8)))
 		if err != nil {
 			log.Fatal(err)
 		}
-		noise := optim.NewSeededNoise(5)
 		o, err := dpulr.New(dpulr.Config{Copies: 4, NoiseMultiplier: 1, ClipNorm: 1, Sigma: 1, Certified: certified,
 			Schedule: optim.Constant{Rate: 0.1}}, noise)
 		if err != nil {
-			log.Fatal(err)
-		}
-		sampler, err := data.NewSampler(data.SchemePoissonWithRejection, ds.Train.N, 20, 10, noise.Split().Rand())
-		if err != nil {
-			log.Fatal(err)
-		}
-		idx, info := sampler.Next(nil)
-		b := data.Batch{N: len(idx), X: make([]float32, len(idx)*ds.Train.D), Y: make([]int32, len(idx))}
-		if err := ds.Train.Gather(idx, b.X, b.Y); err != nil {
 			log.Fatal(err)
 		}
 		res, err := o.Step(nw, b, info)
@@ -64,6 +65,6 @@ func Example() {
 			r.NoiseMultiplier, r.Sensitivity)
 	}
 	// Output:
-	// paper: 2 layers perturbed, batch of 18, record sampled-with-rejection-gaussian, poisson-with-rejection at q = 0.05, N_B = 10, σ0 = 1, C = 1
-	// certified: 2 layers perturbed, batch of 18, record gaussian, poisson-with-rejection at q = 0.05, N_B = 10, σ0 = 1, C = 1
+	// paper: 2 layers perturbed, batch of 23, record sampled-with-rejection-gaussian, poisson-with-rejection at q = 0.005, N_B = 20, σ0 = 1, C = 1
+	// certified: 2 layers perturbed, batch of 23, record gaussian, poisson-with-rejection at q = 0.005, N_B = 20, σ0 = 1, C = 1
 }

@@ -41,6 +41,12 @@ func Example() {
 	}
 	for range 3 {
 		idx, info := sampler.Next(nil)
+		// Declare gives the step's record before it runs, without reading the batch: the
+		// trainer asks the accountant with it whether the step would overshoot the budget.
+		declared, err := o.Declare(info)
+		if err != nil {
+			log.Fatal(err)
+		}
 		b := data.Batch{N: len(idx), X: make([]float32, len(idx)*ds.Train.D), Y: make([]int32, len(idx))}
 		if err := ds.Train.Gather(idx, b.X, b.Y); err != nil {
 			log.Fatal(err)
@@ -50,11 +56,11 @@ func Example() {
 			log.Fatal(err)
 		}
 		r := res.Records[0]
-		fmt.Printf("step %d: %s at q = %g, σ = %g, c = %g, L = %.4g, p = %d; batch of %d, %d clipped\n",
-			o.Steps(), r.Sampling, r.SampleRate, r.NoiseMultiplier, r.Sensitivity, r.MixWidth, r.LinfParts, res.Stats.N, res.Stats.Clipped)
+		fmt.Printf("step %d: %s at q = %g, σ = %g, c = %g, L = %.4g, p = %d; as declared: %t\n",
+			o.Steps(), r.Sampling, r.SampleRate, r.NoiseMultiplier, r.Sensitivity, r.MixWidth, r.LinfParts, r == declared[0])
 	}
 	// Output:
-	// step 1: poisson at q = 0.01, σ = 1, c = 1, L = 96, p = 4; batch of 59, 59 clipped
-	// step 2: poisson at q = 0.01, σ = 1, c = 1, L = 96, p = 4; batch of 37, 37 clipped
-	// step 3: poisson at q = 0.01, σ = 1, c = 1, L = 96, p = 4; batch of 45, 45 clipped
+	// step 1: poisson at q = 0.01, σ = 1, c = 1, L = 96, p = 4; as declared: true
+	// step 2: poisson at q = 0.01, σ = 1, c = 1, L = 96, p = 4; as declared: true
+	// step 3: poisson at q = 0.01, σ = 1, c = 1, L = 96, p = 4; as declared: true
 }
