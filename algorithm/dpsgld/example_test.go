@@ -13,15 +13,15 @@ import (
 )
 
 // DP-SGLD (Ryffel, Bach & Pointcheval, "Differential Privacy Guarantees for Stochastic
-// Gradient Langevin Dynamics", Algorithm 1) on an L2-regularised softmax regression over 500
-// examples of 20 features with ‖x‖ ≤ 1 (the synthetic logistic set). SoftmaxConstants derives
-// the loss's Lipschitz constant L, smoothness β and the projection radius R from that public
-// bound; Init draws θ_0 and each step takes a gradient step on a batch of exactly 25 examples
-// drawn without replacement, adds Langevin noise √(2η)·σ and projects onto the R-ball, with
-// the decreasing step size η_k = 1/(2β + λk/2). The records put the noise in units of the
-// gradient sum, from which σ is recovered; only the last iterate may be released. The seeded
-// noise stream makes the output reproducible and the run NOT private: a run that is released
-// draws its noise from optim.NewNoise.
+// Gradient Langevin Dynamics", Algorithm 1) on an L2-regularised two-class softmax regression
+// over 500 examples of 20 features with ‖x‖ ≤ 1 (the synthetic logistic set). SoftmaxConstants
+// derives the loss's Lipschitz constant L, smoothness β and the projection radius R from that
+// public bound; Init draws θ_0 and each step takes a gradient step on a batch of exactly 25
+// examples drawn without replacement, adds Langevin noise √(2η)·σ and projects onto the
+// R-ball, with the decreasing step size η_k = 1/(2β + λk/2). The records put the noise in
+// units of the gradient sum, from which σ is recovered; only the last iterate may be released.
+// The seeded noise stream makes the output reproducible and the run NOT private: a run that is
+// released draws its noise from optim.NewNoise.
 func Example() {
 	ds, _, err := data.NewLogistic(data.LogisticConfig{Train: 500, Test: 100, Dim: 20, Radius: 1, WeightNorm: 8, Seed: 2})
 	if err != nil {
