@@ -12,6 +12,7 @@ import (
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/data/scattering"
 	"github.com/dptrain/dptrain/internal/augment"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // imageBlocks is a dataset of 1×8×8 images: noise, and a bright 2×4 block whose row says the
@@ -44,7 +45,7 @@ var augmented = []string{"data.augment.multiplicity=2", "data.augment.crop_paddi
 
 func runBlocks(t *testing.T, sets []string, hooks ...Hook) (*Trainer, *Summary, error) {
 	t.Helper()
-	cfg, err := ParseConfig([]byte(synthetic), append(slices.Clone(sets), "output.dir="+t.TempDir()))
+	cfg, err := config.ParseConfig([]byte(synthetic), append(slices.Clone(sets), "output.dir="+t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestAugmentationMultiplicityEndToEnd(t *testing.T) {
 
 	// Killed after step 13 (checkpoint at 8) and resumed: the augmentations of steps 9 to 13
 	// are drawn again as they were.
-	cfg, err := ParseConfig([]byte(synthetic), append(slices.Clone(augmented), "output.dir="+t.TempDir()))
+	cfg, err := config.ParseConfig([]byte(synthetic), append(slices.Clone(augmented), "output.dir="+t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestAugmentRefusals(t *testing.T) {
 		{[]string{"data.augment.flip=true", "data.features.kind=scatternet", "data.feature_norm=1"}, "remove one of data.augment and data.feature_norm"},
 		{[]string{"data.augment.flip=true", "optimizer.algorithm=dp-ulr", "optimizer.sampling=poisson-with-rejection"}, "optimizer.algorithm dp-ulr reads the model other than through its per-example gradient sums"},
 	} {
-		_, err := ParseConfig([]byte(synthetic), append(tc.sets, "output.dir="+t.TempDir()))
+		_, err := config.ParseConfig([]byte(synthetic), append(tc.sets, "output.dir="+t.TempDir()))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want one containing %q", tc.sets, err, tc.want)
 		}
@@ -145,7 +146,7 @@ func TestAugmentRefusals(t *testing.T) {
 			"make 98 views of every image, whose features would all be kept: the most is 50; lower crop_padding"},
 	} {
 		t.Setenv(data.CacheEnv, t.TempDir())
-		cfg, err := ParseConfig([]byte(synthetic), append(tc.sets, "output.dir="+t.TempDir(), "optimizer.batch_size=64"))
+		cfg, err := config.ParseConfig([]byte(synthetic), append(tc.sets, "output.dir="+t.TempDir(), "optimizer.batch_size=64"))
 		if err != nil {
 			t.Fatal(err)
 		}

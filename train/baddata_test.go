@@ -11,6 +11,7 @@ import (
 
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // A label outside [0, classes) or a split of the wrong width is refused when the trainer is
@@ -40,7 +41,7 @@ func TestBadDataIsRefusedBeforeAnyStep(t *testing.T) {
 				t.Fatal(err)
 			}
 			dir := filepath.Join(t.TempDir(), "run")
-			cfg, err := ParseConfig([]byte(`
+			cfg, err := config.ParseConfig([]byte(`
 name: blobs
 seed: 1
 data: {dataset: blobs, normalize: none}

@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/dptrain/dptrain"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // A run planned for 10¹² steps with σ auto is refused before calibration replays its steps,
 // with a message that names what to change; it does not sit in calibration for hours.
 func TestAbsurdStepCountRefusedBeforeCalibrating(t *testing.T) {
-	cfg, err := ParseConfig([]byte(synthetic), []string{"output.dir=" + t.TempDir(), "privacy.target_epsilon=2",
+	cfg, err := config.ParseConfig([]byte(synthetic), []string{"output.dir=" + t.TempDir(), "privacy.target_epsilon=2",
 		"optimizer.noise_multiplier=auto", "training.steps=1000000000000"})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // Checkpoint is the state a run needs to resume: the parameters, the update rule's state, the
@@ -42,7 +43,7 @@ type CheckpointHeader struct {
 	ConfigHash string `json:"config_hash"`
 	// Config is the run's canonical config, so that a resume under a different config can
 	// name the keys that differ.
-	Config Canonical `json:"config,omitempty"`
+	Config config.Canonical `json:"config,omitempty"`
 	// ElapsedSec is the training time spent up to Step, over every resume.
 	ElapsedSec float64 `json:"elapsed_s,omitempty"`
 	// NoiseMultiplier is the σ the run used (after calibration, when auto).

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // cifarArchive builds a CIFAR-10 binary archive (cifar-10-batches-bin/data_batch_1..5.bin and
@@ -96,7 +97,7 @@ func TestCIFAR10EndToEnd(t *testing.T) {
 	} {
 		t.Run(filepath.Base(c.config), func(t *testing.T) {
 			sets := append([]string{"data.dir=" + dir, "seed=1", "data.test_subset=20", "output.dir=" + t.TempDir()}, c.sets...)
-			cfg, err := LoadConfig(c.config, sets)
+			cfg, err := config.LoadConfig(c.config, sets)
 			if err != nil {
 				t.Fatal(err)
 			}

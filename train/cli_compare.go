@@ -6,16 +6,17 @@ import (
 
 	"github.com/dptrain/dptrain/accounting/compare"
 	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // DescribeFromConfig fills d from the training config at path, for "dptrain account compare
 // --config": the dataset size, batch size, sampling, noise, clip norm, step size, update rule,
 // δ and number of steps of the config, then the constants of its algorithm as the algorithm's
-// registration declares them (Algorithms.CompareMechanism). A parameter for which set reports
+// registration declares them (config.Algorithms.CompareMechanism). A parameter for which set reports
 // true, named by the flag of that command that sets it ("noise-multiplier"), keeps its value
 // in d. A noise multiplier calibrated at training time (auto) must be given.
 func DescribeFromConfig(path string, d *compare.Described, set func(flag string) bool) error {
-	cfg, err := LoadConfig(path, nil)
+	cfg, err := config.LoadConfig(path, nil)
 	if err != nil {
 		return err
 	}
@@ -52,7 +53,7 @@ func DescribeFromConfig(path string, d *compare.Described, set func(flag string)
 		}
 	})
 	// The algorithm's own part: its constants, as its registration declares them.
-	run, step, err := Builtin().CompareMechanism(cfg, d.Run(), d.Record())
+	run, step, err := config.Builtin().CompareMechanism(cfg, d.Run(), d.Record())
 	if err != nil {
 		return fmt.Errorf("config %s: %w", path, err)
 	}

@@ -3,6 +3,8 @@ package train
 import (
 	"fmt"
 	"strings"
+
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // EvalRequest is what "dptrain eval" is told about the data to evaluate a saved model on.
@@ -23,26 +25,26 @@ type EvalRequest struct {
 // normalisation the request must not contradict (an accuracy on other inputs would mean
 // nothing); else, for a model that records none, the requested dataset and normalisation,
 // with a warning that they are assumed. The subsets are dropped: the whole test split is used.
-func EvalData(r EvalRequest) (dc DataConfig, warning string, err error) {
+func EvalData(r EvalRequest) (dc config.DataConfig, warning string, err error) {
 	rec := r.Recorded
 	switch {
 	case r.Config != "":
-		cfg, err := LoadConfig(r.Config, nil)
+		cfg, err := config.LoadConfig(r.Config, nil)
 		if err != nil {
 			return dc, "", err
 		}
 		if rec != nil {
-			given, err := PreprocessingRecord(cfg)
+			given, err := config.PreprocessingRecord(cfg)
 			if err != nil {
 				return dc, "", err
 			}
-			if diff := PreprocessingDiff(rec, given); len(diff) > 0 {
+			if diff := config.PreprocessingDiff(rec, given); len(diff) > 0 {
 				return dc, "", fmt.Errorf("%s was trained with other inputs than %s prepares (recorded in the model → in the config):\n  %s\nevaluate with the model's own run config, or with --dataset %s alone", r.Model, r.Config, strings.Join(diff, "\n  "), rec["data.dataset"])
 			}
 		}
 		dc = cfg.Data
 	case rec != nil:
-		if dc, err = DataFromRecord(rec); err != nil {
+		if dc, err = config.DataFromRecord(rec); err != nil {
 			return dc, "", fmt.Errorf("%s: %w", r.Model, err)
 		}
 		if r.Dataset != dc.Dataset {
@@ -53,7 +55,7 @@ func EvalData(r EvalRequest) (dc DataConfig, warning string, err error) {
 		}
 	default:
 		warning = fmt.Sprintf("%s does not record its preprocessing (written by an older dptrain): assuming --dataset %s with --normalize %s and no features; if the model was trained otherwise, pass --config with the run's config.yaml", r.Model, r.Dataset, r.Normalize)
-		dc = DataConfig{Dataset: r.Dataset, Normalize: r.Normalize}
+		dc = config.DataConfig{Dataset: r.Dataset, Normalize: r.Normalize}
 	}
 	dc.TrainSubset, dc.TestSubset = 0, 0
 	return dc, warning, nil

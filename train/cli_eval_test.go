@@ -3,17 +3,19 @@ package train
 import (
 	"strings"
 	"testing"
+
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // EvalData takes the data from the config or from the model's record, refuses a request that
 // contradicts the record, and warns when it has to assume the preprocessing.
 func TestEvalData(t *testing.T) {
 	const quick, sgld = "../configs/quickstart.yaml", "../configs/fmnist-logreg-dpsgld.yaml"
-	cfg, err := LoadConfig(quick, nil)
+	cfg, err := config.LoadConfig(quick, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := PreprocessingRecord(cfg)
+	rec, err := config.PreprocessingRecord(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,13 +6,14 @@ import (
 	"strings"
 
 	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // targetBound is the note every report of a run stopped or calibrated under a paper or
 // approximate bound carries: the target was met under that bound, and the certified ε of the
 // same run (or that no certified bound covers it). Empty when the stopping accountant is
 // certified or there is no target.
-func targetBound(p PrivacyConfig, eps []ModeEpsilon, beside *ModeEpsilon) string {
+func targetBound(p config.PrivacyConfig, eps []ModeEpsilon, beside *ModeEpsilon) string {
 	if p.TargetEpsilon <= 0 {
 		return ""
 	}

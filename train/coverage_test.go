@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // TestCoverageCheckedInNew: a private run no configured accountant covers fails in New, before
@@ -26,7 +28,7 @@ func TestCoverageCheckedInNew(t *testing.T) {
 		{"only approximate", []string{"privacy.accountants=[gdp]", "privacy.target_epsilon=50"}, []string{"certified"}, ""},
 	}
 	for _, tc := range tests {
-		cfg, err := ParseConfig([]byte(synthetic), append(tc.overrides, "output.dir="+t.TempDir(), "training.steps=3"))
+		cfg, err := config.ParseConfig([]byte(synthetic), append(tc.overrides, "output.dir="+t.TempDir(), "training.steps=3"))
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}

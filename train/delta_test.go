@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // δ must be below 1/n for the run's n (4800 here), unless privacy.allow_large_delta is set.
@@ -18,7 +20,7 @@ func TestDeltaBelowOneOverN(t *testing.T) {
 		{[]string{"privacy.delta=1e-3", "data.train_subset=1000"}, "1/n = 1/1000"},
 		{[]string{"privacy.delta=2.5e-4", "privacy.allow_large_delta=true"}, ""},
 	} {
-		cfg, err := ParseConfig([]byte(synthetic), append(tc.sets, "output.dir="+t.TempDir()))
+		cfg, err := config.ParseConfig([]byte(synthetic), append(tc.sets, "output.dir="+t.TempDir()))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/dptrain/dptrain/comm"
+	"github.com/dptrain/dptrain/train/config"
 
 	"github.com/dptrain/dptrain"
 	"github.com/dptrain/dptrain/data"
@@ -45,7 +46,7 @@ func (d *dist) leader() bool { return d == nil || d.comm.Rank() == 0 }
 
 // newDist returns the group of opts.Comm, nil for a single process; it refuses the
 // algorithms the sharded step cannot run (Algorithm.DataParallel).
-func newDist(opts Options, algs *Algorithms, name string) (*dist, error) {
+func newDist(opts Options, algs *config.Algorithms, name string) (*dist, error) {
 	if opts.Comm == nil || opts.Comm.Size() == 1 {
 		return nil, nil
 	}

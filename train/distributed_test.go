@@ -11,6 +11,7 @@ import (
 
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/internal/mpi"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // runRanks trains cfg (parsed anew for each rank from the synthetic config and sets) on k
@@ -24,7 +25,7 @@ func runRanks(t *testing.T, k int, sets []string, opts func(rank int) Options) (
 	var sum *Summary
 	var wg sync.WaitGroup
 	for r := range k {
-		cfg, err := ParseConfig([]byte(synthetic), sets)
+		cfg, err := config.ParseConfig([]byte(synthetic), sets)
 		if err != nil {
 			t.Fatal(err)
 		}

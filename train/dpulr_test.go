@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // DP-ULR trains end to end from config through the registry in both modes: the ledger declares
@@ -23,7 +24,7 @@ func TestDPULREndToEnd(t *testing.T) {
 		{"paper", "1", accounting.SampledWithRejectionGaussian, accounting.Paper},
 		{"certified", "1", accounting.Gaussian, accounting.Certified},
 	} {
-		cfg, err := ParseConfig([]byte(synthetic), []string{"output.dir=" + t.TempDir(), "optimizer.algorithm=dp-ulr",
+		cfg, err := config.ParseConfig([]byte(synthetic), []string{"output.dir=" + t.TempDir(), "optimizer.algorithm=dp-ulr",
 			"optimizer.update=adam", "optimizer.learning_rate=0.01", "optimizer.sampling=poisson-with-rejection",
 			"optimizer.min_batch_size=120", "optimizer.dp_ulr.mode=" + tc.mode, "optimizer.dp_ulr.copies=4", "optimizer.dp_ulr.sigma=" + tc.sigma,
 			"privacy.accountants=[ulr]", "training.steps=60"})
@@ -75,7 +76,7 @@ func TestDPULRResNet5OnCIFARFormat(t *testing.T) {
 		write(fmt.Sprintf("data_batch_%d.bin", i), 400)
 	}
 	write("test_batch.bin", 200)
-	cfg, err := LoadConfig("../configs/cifar10-resnet5-dpulr.yaml", []string{"data.dir=" + filepath.Dir(dir),
+	cfg, err := config.LoadConfig("../configs/cifar10-resnet5-dpulr.yaml", []string{"data.dir=" + filepath.Dir(dir),
 		"output.dir=" + t.TempDir(), "optimizer.batch_size=40", "optimizer.min_batch_size=20", "training.steps=3"})
 	if err != nil {
 		t.Fatal(err)

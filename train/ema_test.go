@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // With training.ema the released model is the average of the iterates, with the decay's
@@ -17,7 +18,7 @@ import (
 func TestEMAReleasesTheAverageOfTheIterates(t *testing.T) {
 	const decay = 0.9
 	dir := t.TempDir()
-	cfg, err := ParseConfig([]byte(synthetic), []string{"seed=4", "training.ema=0.9", "training.steps=25", "output.dir=" + dir + "/whole"})
+	cfg, err := config.ParseConfig([]byte(synthetic), []string{"seed=4", "training.ema=0.9", "training.steps=25", "output.dir=" + dir + "/whole"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func TestEMAReleasesTheAverageOfTheIterates(t *testing.T) {
 	}
 
 	// Interrupted after step 10 (a checkpoint there) and resumed: the same released average.
-	cfg2, err := ParseConfig([]byte(synthetic), []string{"seed=4", "training.ema=0.9", "training.steps=25", "output.dir=" + dir + "/resumed"})
+	cfg2, err := config.ParseConfig([]byte(synthetic), []string{"seed=4", "training.ema=0.9", "training.steps=25", "output.dir=" + dir + "/resumed"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestEMARefusals(t *testing.T) {
 	sgldHidden := []string{"optimizer.algorithm=dp-sgld", "optimizer.update=sgd", "model.kind=logreg", "data.feature_norm=1",
 		"optimizer.sampling=without-replacement", "optimizer.learning_rate=0.5", "optimizer.noise_multiplier=0.05",
 		"optimizer.dp_sgld.regularization=0.01", "privacy.accountants=[sgld]", "privacy.release=final"}
-	cfg, err := ParseConfig([]byte(synthetic), append(sgldHidden, "output.dir="+t.TempDir()))
+	cfg, err := config.ParseConfig([]byte(synthetic), append(sgldHidden, "output.dir="+t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func TestEMARefusals(t *testing.T) {
 		{[]string{"training.ema=-0.5"}, "training.ema = -0.5"},
 		{append([]string{"training.ema=0.99"}, sgldHidden...), "training.ema releases an average"},
 	} {
-		cfg, err := ParseConfig([]byte(synthetic), append(tc.sets, "output.dir="+t.TempDir()))
+		cfg, err := config.ParseConfig([]byte(synthetic), append(tc.sets, "output.dir="+t.TempDir()))
 		if err == nil {
 			_, err = New(context.Background(), cfg, Options{})
 		}

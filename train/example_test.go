@@ -11,6 +11,7 @@ import (
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/train"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // The YAML trainer runs on a caller's own in-memory dataset and own network: Options.Dataset
@@ -41,7 +42,7 @@ func ExampleNew_ownDataAndModel() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	cfg, err := train.ParseConfig([]byte(`
+	cfg, err := config.ParseConfig([]byte(`
 name: blobs
 seed: 1
 data: {dataset: blobs, normalize: none}

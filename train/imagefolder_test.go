@@ -8,35 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
-)
 
-func TestImageFolderKeys(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		sets []string
-		want string // "" for a valid config
-	}{
-		{"image-folder", []string{"data.dataset=image-folder", "data.path=/x/images.tar.gz", "data.normalize=unit", "data.classes=[b, a]"}, ""},
-		{"cifar10-jpeg path", []string{"data.dataset=cifar10-jpeg", "data.path=/x/cifar10-jpeg.tar.gz"}, ""},
-		{"no path", []string{"data.dataset=image-folder", "data.normalize=unit"}, "data.path is missing"},
-		{"path elsewhere", []string{"data.path=/x"}, "data.path is for image-folder and cifar10-jpeg, not fashion-mnist: use data.dir"},
-		{"path and dir", []string{"data.dataset=image-folder", "data.path=/x", "data.dir=/y", "data.normalize=unit"}, "keep one"},
-		{"classes elsewhere", []string{"data.dataset=cifar10-jpeg", "data.classes=[a]"}, "data.classes is for image-folder datasets"},
-		{"standard", []string{"data.dataset=image-folder", "data.path=/x"}, "set data.normalize: unit"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseConfig([]byte(minimal), tc.sets)
-			switch {
-			case tc.want == "" && err != nil:
-				t.Errorf("refused: %v", err)
-			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-				t.Errorf("error %v, want %q", err, tc.want)
-			}
-		})
-	}
-}
+	"github.com/dptrain/dptrain/train/config"
+)
 
 // A config reads its own images from data.path, in the order of data.classes.
 func TestLoadDataImageFolder(t *testing.T) {
@@ -50,7 +25,7 @@ func TestLoadDataImageFolder(t *testing.T) {
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		os.WriteFile(p, b.Bytes(), 0o644)
 	}
-	cfg, err := ParseConfig([]byte(minimal), []string{"data.dataset=image-folder", "data.path=" + dir, "data.normalize=unit", "data.classes=[b, a]"})
+	cfg, err := config.ParseConfig([]byte(minimal), []string{"data.dataset=image-folder", "data.path=" + dir, "data.normalize=unit", "data.classes=[b, a]"})
 	if err != nil {
 		t.Fatal(err)
 	}

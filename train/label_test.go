@@ -3,13 +3,15 @@ package train
 import (
 	"context"
 	"testing"
+
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // The gdp accountant's label is the one of the run, also when no step ran: a run stopped
 // before its first step reports approximate, as after one subsampled step.
 func TestGDPLabelDoesNotFlipAtStepZero(t *testing.T) {
 	for _, steps := range []int{0, 1} {
-		cfg, err := ParseConfig([]byte(synthetic), []string{"output.dir=" + t.TempDir(), "privacy.accountants=[rdp, gdp]"})
+		cfg, err := config.ParseConfig([]byte(synthetic), []string{"output.dir=" + t.TempDir(), "privacy.accountants=[rdp, gdp]"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/dptrain/dptrain/ledger"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // toLegacyLayout moves a run's private files to the top of its directory, where a dptrain
@@ -24,7 +25,7 @@ func toLegacyLayout(t *testing.T, dir string) {
 	if seed, err := readSeed(dir); err != nil || seed == nil {
 		t.Fatalf("seed: %v, %v", seed, err)
 	} else {
-		cfg, err := LoadConfig(filepath.Join(dir, ConfigFile), nil)
+		cfg, err := config.LoadConfig(filepath.Join(dir, ConfigFile), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +69,7 @@ func TestLegacyRunDirectoryIsRefusedUntilMoved(t *testing.T) {
 		{"--resume-from", Options{Resume: true, ResumeFrom: filepath.Join(dir, "checkpoint-00000010.dpt")}},
 		{"a new run", Options{}},
 	} {
-		cfg, err := LoadConfig(filepath.Join(dir, ConfigFile), nil)
+		cfg, err := config.LoadConfig(filepath.Join(dir, ConfigFile), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/accounting/modes"
+	"github.com/dptrain/dptrain/train/config"
 
 	"github.com/dptrain/dptrain/ledger"
 )
@@ -26,7 +27,7 @@ import (
 func chainedRun(t *testing.T) (dir string, epsOf func(n int) float64) {
 	t.Helper()
 	dir = t.TempDir()
-	cfg, err := ParseConfig([]byte(synthetic), []string{"output.dir=" + dir, "training.steps=40", "training.keep_checkpoints=5"})
+	cfg, err := config.ParseConfig([]byte(synthetic), []string{"output.dir=" + dir, "training.steps=40", "training.keep_checkpoints=5"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +290,7 @@ func TestResumeRefusesTamperedLedger(t *testing.T) {
 // refused while the first holds it, and the first still runs to its end.
 func TestSecondWriterRefusedAfterLockFileRemoved(t *testing.T) {
 	dir := t.TempDir()
-	cfg, err := ParseConfig([]byte(synthetic), []string{"output.dir=" + dir, "training.steps=10"})
+	cfg, err := config.ParseConfig([]byte(synthetic), []string{"output.dir=" + dir, "training.steps=10"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +358,7 @@ func TestRunStopsWhenLedgerRemovedWhileRunning(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			cfg, err := ParseConfig([]byte(synthetic), []string{"output.dir=" + dir, "training.steps=20"})
+			cfg, err := config.ParseConfig([]byte(synthetic), []string{"output.dir=" + dir, "training.steps=20"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -441,7 +442,7 @@ func TestLockFileWatchedWhereDirectoryCannotBeLocked(t *testing.T) {
 // is told the directory is in use, not to pass --resume (which would then be refused too).
 func TestSecondNewRunOnARunningDirectoryIsInUse(t *testing.T) {
 	dir := t.TempDir()
-	cfg, err := ParseConfig([]byte(synthetic), []string{"output.dir=" + dir, "training.steps=10"})
+	cfg, err := config.ParseConfig([]byte(synthetic), []string{"output.dir=" + dir, "training.steps=10"})
 	if err != nil {
 		t.Fatal(err)
 	}

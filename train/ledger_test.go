@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // A resume from an older checkpoint adds to the privacy ledger, never rewinds it: after 40
@@ -15,7 +17,7 @@ import (
 // 80 (20 + 20 + 20 + 20 steps executed on the data).
 func TestResumeFromOlderCheckpointNeverRewindsLedger(t *testing.T) {
 	dir := t.TempDir()
-	cfg, err := ParseConfig([]byte(synthetic), []string{"output.dir=" + dir, "training.steps=40", "training.keep_checkpoints=5"})
+	cfg, err := config.ParseConfig([]byte(synthetic), []string{"output.dir=" + dir, "training.steps=40", "training.keep_checkpoints=5"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +58,7 @@ func TestResumeFromOlderCheckpointNeverRewindsLedger(t *testing.T) {
 // accountants (mbcd here) stop applying and say why; a resume that abandoned nothing (an
 // interrupt checkpoints at its step) keeps them.
 func TestRewindVoidsHiddenStateAccountants(t *testing.T) {
-	cfg, err := ParseConfig([]byte(synthetic), append(slices.Clone(mbcdOverrides), "output.dir="+t.TempDir()))
+	cfg, err := config.ParseConfig([]byte(synthetic), append(slices.Clone(mbcdOverrides), "output.dir="+t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +66,7 @@ func TestRewindVoidsHiddenStateAccountants(t *testing.T) {
 	if sum.AbandonedSteps != 5 || sum.Epsilon[0].Mode != "mbcd" || !strings.Contains(sum.Epsilon[0].Error, "abandoned") {
 		t.Errorf("after a rewind of 5 steps: %d abandoned, ε[%s] = %v (%q); want mbcd to stop applying", sum.AbandonedSteps, sum.Epsilon[0].Mode, sum.Epsilon[0].Epsilon, sum.Epsilon[0].Error)
 	}
-	cfg2, _ := ParseConfig([]byte(synthetic), append(slices.Clone(mbcdOverrides), "output.dir="+t.TempDir()))
+	cfg2, _ := config.ParseConfig([]byte(synthetic), append(slices.Clone(mbcdOverrides), "output.dir="+t.TempDir()))
 	_, sum2 := interruptAndResume(t, cfg2, nil, 12)
 	if sum2.AbandonedSteps != 0 || sum2.Epsilon[0].Error != "" {
 		t.Errorf("after an interrupt: %d abandoned, mbcd error %q; want mbcd to apply", sum2.AbandonedSteps, sum2.Epsilon[0].Error)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // A run whose σ was calibrated to a target ε can be resumed with --allow-changes and a longer
@@ -12,7 +14,7 @@ import (
 func TestResumeLengthenedKeepsSigma(t *testing.T) {
 	dir := t.TempDir()
 	sets := []string{"output.dir=" + dir, "optimizer.noise_multiplier=auto", "privacy.target_epsilon=3", "training.steps=20"}
-	cfg, err := ParseConfig([]byte(synthetic), sets)
+	cfg, err := config.ParseConfig([]byte(synthetic), sets)
 	if err != nil {
 		t.Fatal(err)
 	}

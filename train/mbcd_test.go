@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // mbcdOverrides turn the synthetic run into DP-MBCD on a bias-free ReLU MLP with shuffle-once
@@ -58,7 +59,7 @@ func TestDPMBCDEndToEnd(t *testing.T) {
 			ls.Steps, ls.Epsilon[0].Epsilon, ls.NoiseMultiplier, as.NoiseMultiplier)
 	}
 
-	cfg, err := ParseConfig([]byte(synthetic), append(slices.Clone(mbcdOverrides), "output.dir="+t.TempDir()))
+	cfg, err := config.ParseConfig([]byte(synthetic), append(slices.Clone(mbcdOverrides), "output.dir="+t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestMBCDBaselineAndRefusals(t *testing.T) {
 	if sum.TestAccuracy < 0.5 {
 		t.Errorf("non-private MBCD reached %v test accuracy on the synthetic mixture (chance 0.2)", sum.TestAccuracy)
 	}
-	cfg, err := ParseConfig([]byte(synthetic), append(slices.Clone(mbcdOverrides), "model.bias=true", "output.dir="+t.TempDir()))
+	cfg, err := config.ParseConfig([]byte(synthetic), append(slices.Clone(mbcdOverrides), "model.bias=true", "output.dir="+t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func TestMBCDBaselineAndRefusals(t *testing.T) {
 	}
 	// Calibration probes every record of the first step: mbcd-certified accepts block 0's
 	// record but refuses block 1's, so it must not be picked as the certified stop accountant.
-	cfg, err = ParseConfig([]byte(synthetic), append(slices.Clone(mbcdOverrides), "optimizer.noise_multiplier=auto", "privacy.target_epsilon=0.5", "output.dir="+t.TempDir()))
+	cfg, err = config.ParseConfig([]byte(synthetic), append(slices.Clone(mbcdOverrides), "optimizer.noise_multiplier=auto", "privacy.target_epsilon=0.5", "output.dir="+t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestMBCDBaselineAndRefusals(t *testing.T) {
 // accounts for it and the certified one is refused before training.
 func TestDPMBCDImplicitPaperOnly(t *testing.T) {
 	over := append(slices.Clone(mbcdOverrides), "optimizer.dp_mbcd.w_update=implicit")
-	cfg, err := ParseConfig([]byte(synthetic), append(slices.Clone(over), "output.dir="+t.TempDir()))
+	cfg, err := config.ParseConfig([]byte(synthetic), append(slices.Clone(over), "output.dir="+t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestDPSGDShuffledOnceNotCovered(t *testing.T) {
 		{"[mbcd,mbcd-certified]", "a non-convex loss such as DP-SGD"},
 		{"[rdp,pld]", "shuffled-once sampling is not covered"},
 	} {
-		cfg, err := ParseConfig([]byte(synthetic), append(slices.Clone(dpsgd), "privacy.accountants="+tc.accountants, "output.dir="+t.TempDir()))
+		cfg, err := config.ParseConfig([]byte(synthetic), append(slices.Clone(dpsgd), "privacy.accountants="+tc.accountants, "output.dir="+t.TempDir()))
 		if err != nil {
 			t.Fatal(err)
 		}

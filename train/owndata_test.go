@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // A caller's dataset goes through the configured preprocessing on a copy: the caller's
@@ -17,8 +18,8 @@ func TestOwnDatasetIsPreprocessedOnACopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := slices.Clone(ds.Train.X)
-	parse := func(sets ...string) *Config {
-		cfg, err := ParseConfig([]byte(synthetic), append(sets, "output.dir="+t.TempDir(), "training.steps=3"))
+	parse := func(sets ...string) *config.Config {
+		cfg, err := config.ParseConfig([]byte(synthetic), append(sets, "output.dir="+t.TempDir(), "training.steps=3"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/algorithm"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/internal/augment"
 	"github.com/dptrain/dptrain/internal/dptest"
@@ -20,6 +21,7 @@ import (
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/models/graph"
 	"github.com/dptrain/dptrain/optim"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // harnessModels are the architectures the neighbouring-dataset harness offers every
@@ -108,13 +110,13 @@ func adversarialParams(nw *models.Network, rng *rand.Rand) []float32 {
 // harnessConfigs returns one config per distinct private algorithm setting shipped in
 // configs/ (algorithm, sampling and its own section), with the update rule set to plain SGD:
 // what follows the noise is post-processing and the harness reads the release through it.
-func harnessConfigs(t *testing.T, algs *Algorithms) map[string][]*Config {
+func harnessConfigs(t *testing.T, algs *config.Algorithms) map[string][]*config.Config {
 	paths, err := filepath.Glob("../configs/*.yaml")
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no shipped configs found: %v", err)
 	}
 	seen := map[string]bool{}
-	out := map[string][]*Config{}
+	out := map[string][]*config.Config{}
 	for _, p := range paths {
 		cfg, err := algs.LoadConfig(p, []string{"optimizer.update=sgd", "optimizer.weight_decay=0", "optimizer.schedule.kind=constant"})
 		if err != nil {
@@ -139,8 +141,8 @@ func harnessConfigs(t *testing.T, algs *Algorithms) map[string][]*Config {
 // harnessStep is one algorithm on one model and engine with one batch size: everything needed
 // to build identical optimizers for both sides of a neighbouring pair.
 type harnessStep struct {
-	alg       Algorithm
-	plan      Plan
+	alg       algorithm.Algorithm
+	plan      algorithm.Plan
 	info      data.BatchInfo
 	spec      models.Spec
 	addRemove bool // the records declare add/remove adjacency
@@ -160,7 +162,7 @@ const (
 
 // prepareHarness prepares cfg's algorithm on spec for batches of size n; refused reports an
 // algorithm that does not accept the model (its error says why).
-func prepareHarness(algs *Algorithms, cfg *Config, spec models.Spec, n int) (h harnessStep, refused error, err error) {
+func prepareHarness(algs *config.Algorithms, cfg *config.Config, spec models.Spec, n int) (h harnessStep, refused error, err error) {
 	c := *cfg
 	c.Optimizer.BatchSize = min(n, harnessN)
 	if c.Optimizer.Sampling == "poisson" || c.Optimizer.Sampling == "" {
@@ -171,7 +173,7 @@ func prepareHarness(algs *Algorithms, cfg *Config, spec models.Spec, n int) (h h
 	if err != nil {
 		return h, nil, err
 	}
-	section, errs := algs.sections(c.Optimizer)
+	section, errs := algs.Sections(c.Optimizer)
 	if len(errs) > 0 {
 		return h, nil, errs[0]
 	}
@@ -195,7 +197,7 @@ func prepareHarness(algs *Algorithms, cfg *Config, spec models.Spec, n int) (h h
 		if err != nil {
 			return h, nil, err
 		}
-		h.plan, refused = a.Prepare(Env{Config: c.algorithmConfig(), Section: section, Model: modelFacts(nw), Classes: 3, DatasetSize: harnessN,
+		h.plan, refused = a.Prepare(algorithm.Env{Config: c.AlgorithmConfig(), Section: section, Model: modelFacts(nw), Classes: 3, DatasetSize: harnessN,
 			PlannedSteps: harnessSteps, Schedule: sched})
 		if refused == nil {
 			break
@@ -335,7 +337,7 @@ func (w *worst) note(key string, r float64) {
 // record moved by at most its declared sensitivity. An algorithm registered later is covered
 // by shipping a config for it.
 func TestNeighbouringSensitivity(t *testing.T) {
-	algs := Builtin()
+	algs := config.Builtin()
 	cfgs := harnessConfigs(t, algs)
 	specs := harnessModels()
 	names := make([]string, 0, len(specs))
@@ -421,7 +423,7 @@ func TestNeighbouringSensitivity(t *testing.T) {
 }
 
 // runHarnessSize runs every neighbouring pair of one batch size n.
-func runHarnessSize(t *testing.T, algs *Algorithms, cfg *Config, spec models.Spec, n, ranks, augment, views int, w *worst) {
+func runHarnessSize(t *testing.T, algs *config.Algorithms, cfg *config.Config, spec models.Spec, n, ranks, augment, views int, w *worst) {
 	h, refused, err := prepareHarness(algs, cfg, spec, n)
 	if err != nil || refused != nil {
 		t.Fatalf("batch size %d: %v %v", n, err, refused)

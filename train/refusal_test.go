@@ -9,11 +9,12 @@ import (
 
 	"github.com/dptrain/dptrain"
 	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // An accountant refusing a run speaks in config keys, not Go field names or paper sections.
 func TestAccountantRefusalInConfigTerms(t *testing.T) {
-	cfg, _ := ParseConfig([]byte(synthetic), []string{"output.dir=" + t.TempDir(), "privacy.accountants=[chien-li]", "privacy.release=all-iterates", "optimizer.update=sgd"})
+	cfg, _ := config.ParseConfig([]byte(synthetic), []string{"output.dir=" + t.TempDir(), "privacy.accountants=[chien-li]", "privacy.release=all-iterates", "optimizer.update=sgd"})
 	_, err := New(context.Background(), cfg, Options{})
 	if err == nil || !strings.Contains(err.Error(), "privacy.release: final") || strings.Contains(err.Error(), "Run.") || strings.Contains(err.Error(), "seed-") {
 		t.Errorf("refusal: %v", err)

@@ -10,6 +10,7 @@ import (
 	"github.com/dptrain/dptrain/ledger"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // snapshotCheckpoint collects the run's state after step: the session's (parameters,
@@ -119,7 +120,7 @@ func (t *Trainer) acceptChanges(path string, h CheckpointHeader) error {
 	changes := t.canon.Diff(h.Config, t.cfg, t.algs)
 	var fixed, changeable []string
 	for _, c := range changes {
-		if c.Kind == Fixed {
+		if c.Kind == config.Fixed {
 			fixed = append(fixed, c.String())
 		} else {
 			changeable = append(changeable, c.String())

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // crashAt returns a hook that fails the run after step n.
@@ -25,9 +27,9 @@ func crashAt(n int) Hook {
 }
 
 // runUntilCrash runs the synthetic config into dir until step n (checkpoints every 10 steps).
-func runUntilCrash(t *testing.T, dir string, n int, sets ...string) *Config {
+func runUntilCrash(t *testing.T, dir string, n int, sets ...string) *config.Config {
 	t.Helper()
-	cfg, err := ParseConfig([]byte(synthetic), append([]string{"output.dir=" + dir}, sets...))
+	cfg, err := config.ParseConfig([]byte(synthetic), append([]string{"output.dir=" + dir}, sets...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +45,7 @@ func runUntilCrash(t *testing.T, dir string, n int, sets ...string) *Config {
 
 func resume(t *testing.T, dir string, opts Options, sets ...string) (*Summary, error) {
 	t.Helper()
-	cfg, err := LoadConfig(filepath.Join(dir, ConfigFile), sets)
+	cfg, err := config.LoadConfig(filepath.Join(dir, ConfigFile), sets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +86,7 @@ func TestResumeFromSavedConfigAndAllowChanges(t *testing.T) {
 
 func TestResumeWithoutCheckpointIsAnError(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "never-ran")
-	cfg, _ := ParseConfig([]byte(synthetic), []string{"output.dir=" + dir})
+	cfg, _ := config.ParseConfig([]byte(synthetic), []string{"output.dir=" + dir})
 	// Refused before the data are read.
 	if _, err := New(context.Background(), cfg, Options{Resume: true}); err == nil || !strings.Contains(err.Error(), "no checkpoint") {
 		t.Errorf("--resume without a checkpoint: %v", err)
@@ -211,7 +213,7 @@ func TestFullDiskDuringCheckpoint(t *testing.T) {
 			}
 			defer func() { checkpointSink = func(w io.Writer) io.Writer { return w } }()
 			dir := t.TempDir()
-			cfg, err := ParseConfig([]byte(synthetic), []string{"output.dir=" + dir, "training.steps=40"})
+			cfg, err := config.ParseConfig([]byte(synthetic), []string{"output.dir=" + dir, "training.steps=40"})
 			if err != nil {
 				t.Fatal(err)
 			}

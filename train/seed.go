@@ -10,6 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // SeedFile holds a seeded run's seed in its PrivateDir. The seed regenerates every sampling
@@ -27,7 +28,7 @@ type seedRecord struct {
 
 // writeConfig writes the run's config to ConfigFile at the top of runDir without its seed,
 // and a seeded run's seed to SeedFile in its PrivateDir.
-func writeConfig(runDir string, cfg *Config) error {
+func writeConfig(runDir string, cfg *config.Config) error {
 	pub := *cfg
 	pub.Seed = nil
 	if err := data.WriteFileAtomic(filepath.Join(runDir, ConfigFile), func(w io.Writer) error { return yaml.NewEncoder(w).Encode(&pub) }); err != nil {

@@ -8,11 +8,13 @@ import (
 	"slices"
 	"time"
 
+	"github.com/dptrain/dptrain/algorithm"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/data/scattering"
 	"github.com/dptrain/dptrain/internal/augment"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // loadData finds, reads and preprocesses the configured dataset.
@@ -20,12 +22,12 @@ import (
 // feature-norm bound, subsets) exactly as training does; dptrain eval uses it so a model is
 // evaluated on the inputs it was trained on.
 // The training split may be absent (evaluation needs only the test split).
-func LoadData(ctx context.Context, cfg *Config, log Logger) (ds *data.Dataset, train, test *data.Split, err error) {
+func LoadData(ctx context.Context, cfg *config.Config, log Logger) (ds *data.Dataset, train, test *data.Split, err error) {
 	return loadData(ctx, cfg, 0, log, false, nil)
 }
 
 // own, when not nil, is used instead of the configured dataset (a copy: own is not modified).
-func loadData(ctx context.Context, cfg *Config, seed uint64, log Logger, needTrain bool, own *data.Dataset) (*data.Dataset, *data.Split, *data.Split, error) {
+func loadData(ctx context.Context, cfg *config.Config, seed uint64, log Logger, needTrain bool, own *data.Dataset) (*data.Dataset, *data.Split, *data.Split, error) {
 	if log == nil {
 		log = discard{}
 	}
@@ -71,7 +73,7 @@ func loadData(ctx context.Context, cfg *Config, seed uint64, log Logger, needTra
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		if a := cfg.Data.Augment; needTrain && a.on() {
+		if a := cfg.Data.Augment; needTrain && a.On() {
 			if err := featureViews(ctx, ds, out, a, opts, log); err != nil {
 				return nil, nil, nil, err
 			}
@@ -111,7 +113,7 @@ func scatterFeatures(ctx context.Context, ds *data.Dataset, opts scattering.Opti
 // crops and flips), so that augmentation multiplicity can average over views whose features
 // are too slow to compute at every step. Each view is a fixed map of its own image, computed
 // once (and cached) for the whole training set: no example's views depend on another example.
-func featureViews(ctx context.Context, img, feat *data.Dataset, a AugmentConfig, opts scattering.Options, log Logger) error {
+func featureViews(ctx context.Context, img, feat *data.Dataset, a config.AugmentConfig, opts scattering.Options, log Logger) error {
 	if len(img.Shape) != 3 {
 		return fmt.Errorf("data.augment: dataset %s has examples of shape %v, not images C×H×W: remove data.augment for it", img.Name, img.Shape)
 	}
@@ -153,7 +155,7 @@ func featureViews(ctx context.Context, img, feat *data.Dataset, a AugmentConfig,
 }
 
 // modelSpec maps the config's model section onto a models.Spec for the dataset's shape.
-func modelSpec(cfg ModelConfig, ds *data.Dataset) models.Spec {
+func modelSpec(cfg config.ModelConfig, ds *data.Dataset) models.Spec {
 	if cfg.Preset != "" {
 		return models.Spec{Kind: cfg.Preset, Classes: ds.Classes, Engine: cfg.Engine, WeightStandardization: cfg.WeightStandardization}
 	}
@@ -200,7 +202,7 @@ func checkModelFits(m models.Model, ds *data.Dataset) error {
 }
 
 // schedule builds the learning-rate schedule for total steps.
-func schedule(o OptimizerConfig, total int) (optim.Schedule, error) {
+func schedule(o algorithm.OptimizerConfig, total int) (optim.Schedule, error) {
 	switch o.Schedule.Kind {
 	case "step":
 		return optim.NewStepDecay(o.LearningRate, o.Schedule.Gamma, o.Schedule.StepEvery)

@@ -14,6 +14,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // cancelOn is a log hook that cancels a context when a message starting with prefix is logged.
@@ -36,7 +37,7 @@ func (c cancelOn) Fire(e *logrus.Entry) error {
 // but the run directory's lock.
 func TestNewStopsWhenInterruptedDuringPreparation(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	cfg, err := ParseConfig([]byte(synthetic), []string{"output.dir=" + dir, "optimizer.noise_multiplier=auto", "privacy.target_epsilon=3"})
+	cfg, err := config.ParseConfig([]byte(synthetic), []string{"output.dir=" + dir, "optimizer.noise_multiplier=auto", "privacy.target_epsilon=3"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestNewStopsWhenInterruptedDuringPreparation(t *testing.T) {
 // data, naming the PID that holds it; after the first is done the directory is free again.
 func TestSecondWriterOfRunDirectoryRefused(t *testing.T) {
 	dir := t.TempDir()
-	cfg, err := ParseConfig([]byte(synthetic), []string{"output.dir=" + dir})
+	cfg, err := config.ParseConfig([]byte(synthetic), []string{"output.dir=" + dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func TestSecondWriterOfRunDirectoryRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A dataset that cannot be loaded: the refusal must come before the data.
-	other, err := ParseConfig([]byte(synthetic), []string{"output.dir=" + dir, "data.dataset=mnist", "data.dir=" + filepath.Join(t.TempDir(), "none")})
+	other, err := config.ParseConfig([]byte(synthetic), []string{"output.dir=" + dir, "data.dataset=mnist", "data.dir=" + filepath.Join(t.TempDir(), "none")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +128,7 @@ func TestForeignOutputDirRefused(t *testing.T) {
 	mine := []byte("# the user's own config\nlr: 3\n")
 	os.WriteFile(filepath.Join(dir, ConfigFile), mine, 0o644)
 	os.WriteFile(filepath.Join(dir, SummaryFile), []byte("{}"), 0o644)
-	cfg, err := ParseConfig([]byte(synthetic), []string{"output.dir=" + dir})
+	cfg, err := config.ParseConfig([]byte(synthetic), []string{"output.dir=" + dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,12 +152,12 @@ func TestForeignOutputDirRefused(t *testing.T) {
 // config file that holds no settings.
 func TestEmptyOutputDirAndEmptyConfigRefused(t *testing.T) {
 	for _, v := range []string{"output.dir=", "output.dir= ", "output.dir=~"} {
-		if _, err := ParseConfig([]byte(synthetic), []string{v}); err == nil || !strings.Contains(err.Error(), "output.dir is empty") {
+		if _, err := config.ParseConfig([]byte(synthetic), []string{v}); err == nil || !strings.Contains(err.Error(), "output.dir is empty") {
 			t.Errorf("--set %s: %v, want a refusal", v, err)
 		}
 	}
 	for _, doc := range []string{"", "# nothing\n", "---\n", "null\n", "~\n", "# a\n---\n# b\n"} {
-		if _, err := ParseConfig([]byte(doc), nil); err == nil || !strings.Contains(err.Error(), "the file is empty") {
+		if _, err := config.ParseConfig([]byte(doc), nil); err == nil || !strings.Contains(err.Error(), "the file is empty") {
 			t.Errorf("config %q: %v, want \"the file is empty\"", doc, err)
 		}
 	}

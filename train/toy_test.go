@@ -13,6 +13,7 @@ import (
 	"github.com/dptrain/dptrain/algorithm"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/optim"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // toyGD is an algorithm that exists only in this file: noisy clipped gradient descent on
@@ -97,11 +98,13 @@ type toySection struct {
 	Blocks int     `yaml:"blocks"`
 }
 
-func toyAlgorithm(name string, declares bool) Algorithm { return toyObserved(name, declares, nil) }
+func toyAlgorithm(name string, declares bool) algorithm.Algorithm {
+	return toyObserved(name, declares, nil)
+}
 
 // toyObserved is the toy algorithm with seen called on every batch before its step.
-func toyObserved(name string, declares bool, seen func(data.Batch) error) Algorithm {
-	return Algorithm{
+func toyObserved(name string, declares bool, seen func(data.Batch) error) algorithm.Algorithm {
+	return algorithm.Algorithm{
 		Name: name, Private: true, ClipNorm: true,
 		Accountants: []string{"rdp"},
 		Section:     name, NewSection: func() any { return &toySection{Scale: 1} },
@@ -111,9 +114,9 @@ func toyObserved(name string, declares bool, seen func(data.Batch) error) Algori
 			}
 			return nil
 		},
-		Prepare: func(e Env) (Plan, error) {
+		Prepare: func(e algorithm.Env) (algorithm.Plan, error) {
 			o, s := e.Config.Optimizer, e.Section.(*toySection)
-			return Plan{
+			return algorithm.Plan{
 				Run: accounting.Run{DatasetSize: e.DatasetSize, Convexity: accounting.NonConvex, Lipschitz: o.ClipNorm},
 				NewOptimizer: func(sigma float64, noise *optim.Noise) (optim.Optimizer, error) {
 					t := &toyGD{sigma: sigma, clip: o.ClipNorm, lr: o.LearningRate * s.Scale, blocks: s.Blocks, seen: seen, noise: noise}
@@ -156,8 +159,8 @@ training:
 // end to end from a config (σ calibrated with auto through its own declarer), crashes it,
 // resumes it from the checkpoint, and checks the resumed run equals an uninterrupted one.
 func TestToyAlgorithmRegisteredFromTestFile(t *testing.T) {
-	reg := Builtin()
-	for _, a := range []Algorithm{toyAlgorithm("toy-gd", true), toyAlgorithm("toy-silent", false)} {
+	reg := config.Builtin()
+	for _, a := range []algorithm.Algorithm{toyAlgorithm("toy-gd", true), toyAlgorithm("toy-silent", false)} {
 		if err := reg.Register(a); err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +168,7 @@ func TestToyAlgorithmRegisteredFromTestFile(t *testing.T) {
 	if err := reg.Register(toyAlgorithm("toy-gd", true)); err == nil {
 		t.Error("registering a name twice was accepted")
 	}
-	if _, err := ParseConfig([]byte(toyConfig), nil); err == nil || !strings.Contains(err.Error(), "toy-gd") {
+	if _, err := config.ParseConfig([]byte(toyConfig), nil); err == nil || !strings.Contains(err.Error(), "toy-gd") {
 		t.Errorf("the builtin registry accepted the toy: %v", err)
 	}
 	if _, err := reg.ParseConfig([]byte(toyConfig), []string{"optimizer.toy-gd.scale=-1"}); err == nil || !strings.Contains(err.Error(), "optimizer.toy-gd.scale = -1") {
@@ -227,7 +230,7 @@ func TestToyAlgorithmRegisteredFromTestFile(t *testing.T) {
 // whose two records together would overshoot the target, and auto calibrates σ for both
 // records of every planned step.
 func TestMultiRecordStep(t *testing.T) {
-	reg := Builtin()
+	reg := config.Builtin()
 	if err := reg.Register(toyAlgorithm("toy-gd", true)); err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +304,7 @@ func TestBatchCarriesExampleIndices(t *testing.T) {
 			}
 			return nil
 		}
-		reg := Builtin()
+		reg := config.Builtin()
 		if err := reg.Register(toyObserved("toy-gd", true, seen)); err != nil {
 			t.Fatal(err)
 		}

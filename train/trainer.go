@@ -12,7 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dptrain/dptrain/algorithm"
 	"github.com/dptrain/dptrain/comm"
+	"github.com/dptrain/dptrain/train/config"
 
 	"github.com/dptrain/dptrain"
 	"github.com/dptrain/dptrain/accounting"
@@ -41,13 +43,13 @@ type Options struct {
 	// the output directory's newest (e.g. an older one kept by training.keep_checkpoints).
 	ResumeFrom string
 	// AllowChanges lets a resumed run change keys that do not affect the privacy accounting
-	// (see Resumable); the changes are logged and listed in the summary.
+	// (see config.Resumable); the changes are logged and listed in the summary.
 	AllowChanges bool
 	// Hooks run after the built-in ones, after every step.
 	Hooks []Hook
-	// Algorithms is the registry optimizer.algorithm is looked up in; nil means Builtin().
+	// Algorithms is the registry optimizer.algorithm is looked up in; nil means config.Builtin().
 	// A config parsed with another registry's ParseConfig needs that registry here too.
-	Algorithms *Algorithms
+	Algorithms *config.Algorithms
 	// TrainSplit, when set, replaces the training split after preprocessing and before the
 	// sampler is built, so that n is the new split's size. An audit (train/audit) adds its
 	// input-space canaries here: they are then sampled, clipped and noised like any example.
@@ -85,7 +87,7 @@ const (
 
 // Trainer is one configured training run.
 type Trainer struct {
-	cfg   *Config
+	cfg   *config.Config
 	opts  Options
 	log   Logger
 	ds    *data.Dataset
@@ -93,8 +95,8 @@ type Trainer struct {
 	test  *data.Split
 
 	model *models.Network
-	algs  *Algorithms
-	plan  Plan
+	algs  *config.Algorithms
+	plan  algorithm.Plan
 	// streams are the run's random streams; dp is the private run the library's plan built
 	// from the config: the sampler, the noise, the optimizer, the accountants and the stop
 	// rule. opt, noise, samplerNoise, sampler and live are its pieces, which checkpoints
@@ -118,7 +120,7 @@ type Trainer struct {
 	sigma   float64
 	total   int
 	hash    string
-	canon   Canonical
+	canon   config.Canonical
 	// elapsedBefore is the training time of the run before it was resumed, began the
 	// start of this process's training loop.
 	elapsedBefore float64
@@ -170,10 +172,10 @@ func interrupted(ctx context.Context, phase string, err error) error {
 // accountant covers the run — all before any training step, so that a misconfigured run fails
 // at once. Every phase stops when ctx is cancelled, with an InterruptedError. The run
 // directory stays locked until Run returns (or Close).
-func New(ctx context.Context, cfg *Config, opts Options) (_ *Trainer, err error) {
+func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Trainer, err error) {
 	t := &Trainer{cfg: cfg, opts: opts, log: opts.Log, algs: opts.Algorithms}
 	if t.algs == nil {
-		t.algs = Builtin()
+		t.algs = config.Builtin()
 	}
 	if t.log == nil {
 		t.log = discard{}
@@ -209,7 +211,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (_ *Trainer, err error)
 			return nil, err
 		}
 	}
-	if t.canon, err = canonicalize(cfg); err != nil {
+	if t.canon, err = config.Canonicalize(cfg); err != nil {
 		return nil, err
 	}
 	t.hash = t.canon.Hash()
@@ -260,7 +262,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (_ *Trainer, err error)
 			return nil, err
 		}
 	}
-	rec, err := PreprocessingRecord(cfg)
+	rec, err := config.PreprocessingRecord(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -320,11 +322,11 @@ func (t *Trainer) buildOptimizer(ctx context.Context, sched optim.Schedule) erro
 	if err != nil {
 		return err
 	}
-	section, errs := t.algs.sections(o)
+	section, errs := t.algs.Sections(o)
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	t.plan, err = alg.Prepare(Env{Config: cfg.algorithmConfig(), Section: section, Model: modelFacts(t.model), Classes: t.ds.Classes,
+	t.plan, err = alg.Prepare(algorithm.Env{Config: cfg.AlgorithmConfig(), Section: section, Model: modelFacts(t.model), Classes: t.ds.Classes,
 		DatasetSize: t.train.Len(), PlannedSteps: t.total, Schedule: sched, Warnf: t.log.Warnf})
 	if err != nil {
 		return err
@@ -757,4 +759,11 @@ func (t *Trainer) resumePath() string {
 		return t.opts.ResumeFrom
 	}
 	return PrivatePath(t.cfg.Output.Dir, CheckpointFile)
+}
+
+// modelFacts is what an algorithm's Prepare reads of nw (algorithm.Model).
+func modelFacts(nw *models.Network) algorithm.Model {
+	spec := nw.Spec()
+	return algorithm.Model{Name: nw.Name(), Kind: spec.Kind, Activation: spec.Activation, NoBias: spec.NoBias,
+		Params: len(nw.Params()), Layout: nw.Layout(), LinearLayers: nw.LinearLayers()}
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -18,40 +20,29 @@ import (
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // synthetic is a small run on the synthetic mixture (4800 examples of 20 features), fast
-// enough for unit tests.
-const synthetic = `
-name: synth
-seed: 3
-data:
-  dataset: synthetic-mixture
-  normalize: none
-model:
-  kind: mlp
-  hidden: [16]
-  activation: tanh
-optimizer:
-  algorithm: dp-sgd
-  update: momentum
-  momentum: 0.9
-  learning_rate: 0.2
-  batch_size: 240
-  clip_norm: 1
-  noise_multiplier: 1.0
-privacy:
-  delta: 1.0e-5
-  accountants: [rdp]
-training:
-  steps: 30
-  checkpoint_every: 10
-`
+// enough for unit tests (testdata/synthetic.yaml, which the config package's tests read too).
+var synthetic = readTestdata("synthetic.yaml")
 
-func newTrainer(t *testing.T, overrides ...string) (*Trainer, *Config) {
+// minimal is the smallest valid config (testdata/minimal.yaml).
+var minimal = readTestdata("minimal.yaml")
+
+// readTestdata returns the text of testdata/name.
+func readTestdata(name string) string {
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+func newTrainer(t *testing.T, overrides ...string) (*Trainer, *config.Config) {
 	t.Helper()
 	overrides = append(overrides, "output.dir="+t.TempDir())
-	cfg, err := ParseConfig([]byte(synthetic), overrides)
+	cfg, err := config.ParseConfig([]byte(synthetic), overrides)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +116,7 @@ var errCrash = errors.New("simulated crash")
 // were executed on the data (35 steps in all).
 func TestResumeContinuesLedger(t *testing.T) {
 	dir := t.TempDir()
-	cfg, err := ParseConfig([]byte(synthetic), []string{"output.dir=" + dir})
+	cfg, err := config.ParseConfig([]byte(synthetic), []string{"output.dir=" + dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +168,7 @@ func TestResumeContinuesLedger(t *testing.T) {
 	}
 
 	// A changed config is refused.
-	other, _ := ParseConfig([]byte(synthetic), []string{"output.dir=" + dir, "optimizer.clip_norm=2"})
+	other, _ := config.ParseConfig([]byte(synthetic), []string{"output.dir=" + dir, "optimizer.clip_norm=2"})
 	tr2, _ := New(context.Background(), other, Options{Resume: true})
 	if _, err := tr2.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "different config") {
 		t.Errorf("resume with another config: %v", err)
@@ -216,20 +207,20 @@ func TestDivergenceStopsWithCheckpointKept(t *testing.T) {
 }
 
 func TestInapplicableAccountantRefusedBeforeTraining(t *testing.T) {
-	cfg, _ := ParseConfig([]byte(synthetic), []string{"output.dir=" + t.TempDir(), "privacy.accountants=[sgld]"})
+	cfg, _ := config.ParseConfig([]byte(synthetic), []string{"output.dir=" + t.TempDir(), "privacy.accountants=[sgld]"})
 	if _, err := New(context.Background(), cfg, Options{}); err == nil || !strings.Contains(err.Error(), "sgld") {
 		t.Errorf("sgld on a momentum MLP run: %v, want a refusal naming it", err)
 	}
-	cfg, _ = ParseConfig([]byte(synthetic), []string{"output.dir=" + t.TempDir(), "privacy.target_epsilon=0.0001", "optimizer.noise_multiplier=auto", "training.steps=100000"})
+	cfg, _ = config.ParseConfig([]byte(synthetic), []string{"output.dir=" + t.TempDir(), "privacy.target_epsilon=0.0001", "optimizer.noise_multiplier=auto", "training.steps=100000"})
 	if _, err := New(context.Background(), cfg, Options{}); err == nil || !strings.Contains(err.Error(), "unreachable") {
 		t.Errorf("impossible target: %v", err)
 	}
 }
 
-// killAndResume trains cfg (with the algorithms of reg, nil: Builtin) until a hook kills it
+// killAndResume trains cfg (with the algorithms of reg, nil: config.Builtin) until a hook kills it
 // after step `at`, resumes it from its last checkpoint to the end, and returns the resumed
 // trainer and its summary.
-func killAndResume(t *testing.T, cfg *Config, reg *Algorithms, at int) (*Trainer, *Summary) {
+func killAndResume(t *testing.T, cfg *config.Config, reg *config.Algorithms, at int) (*Trainer, *Summary) {
 	t.Helper()
 	kill := HookFunc(func(s *StepInfo) error {
 		if s.Step == at {
@@ -249,7 +240,7 @@ func killAndResume(t *testing.T, cfg *Config, reg *Algorithms, at int) (*Trainer
 
 // interruptAndResume is killAndResume with the run interrupted (its context cancelled, as
 // SIGINT and SIGTERM do) after step `at`: it checkpoints there, so no step is abandoned.
-func interruptAndResume(t *testing.T, cfg *Config, reg *Algorithms, at int) (*Trainer, *Summary) {
+func interruptAndResume(t *testing.T, cfg *config.Config, reg *config.Algorithms, at int) (*Trainer, *Summary) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -300,7 +291,7 @@ func TestKilledAndResumedIsBitIdentical(t *testing.T) {
 		t.Run(scheme, func(t *testing.T) {
 			// No accountant covers the shuffled schemes for this non-convex run: opt in.
 			over := []string{"optimizer.sampling=" + scheme, "training.checkpoint_every=7", "training.steps=45", "privacy.allow_no_guarantee=true"}
-			cfg, err := ParseConfig([]byte(synthetic), append(over, "output.dir="+t.TempDir()))
+			cfg, err := config.ParseConfig([]byte(synthetic), append(over, "output.dir="+t.TempDir()))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -329,7 +320,7 @@ func TestKilledAndResumedIsBitIdentical(t *testing.T) {
 func TestPoissonWithRejectionEndToEnd(t *testing.T) {
 	var sizes []int
 	hook := HookFunc(func(s *StepInfo) error { sizes = append(sizes, s.BatchSize); return nil })
-	cfg, err := ParseConfig([]byte(synthetic), []string{"output.dir=" + t.TempDir(), "optimizer.sampling=poisson-with-rejection",
+	cfg, err := config.ParseConfig([]byte(synthetic), []string{"output.dir=" + t.TempDir(), "optimizer.sampling=poisson-with-rejection",
 		"optimizer.min_batch_size=235", "training.steps=20", "privacy.allow_no_guarantee=true"})
 	if err != nil {
 		t.Fatal(err)
@@ -361,11 +352,11 @@ func TestPoissonWithRejectionEndToEnd(t *testing.T) {
 		{[]string{"optimizer.sampling=poisson-with-rejection", "optimizer.min_batch_size=-1"}, "min_batch_size"},
 		{[]string{"optimizer.min_batch_size=10"}, "min_batch_size is set"},
 	} {
-		if _, err := ParseConfig([]byte(synthetic), tc.over); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := config.ParseConfig([]byte(synthetic), tc.over); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want an error naming %q", tc.over, err, tc.want)
 		}
 	}
-	auto, _ := ParseConfig([]byte(synthetic), []string{"output.dir=" + t.TempDir(), "optimizer.sampling=poisson-with-rejection",
+	auto, _ := config.ParseConfig([]byte(synthetic), []string{"output.dir=" + t.TempDir(), "optimizer.sampling=poisson-with-rejection",
 		"optimizer.min_batch_size=235", "optimizer.noise_multiplier=auto", "privacy.target_epsilon=2"})
 	if _, err := New(context.Background(), auto, Options{}); err == nil || !strings.Contains(err.Error(), "covers this run") {
 		t.Errorf("auto with an uncovered scheme: %v, want a refusal", err)
@@ -377,7 +368,7 @@ func TestPoissonWithRejectionEndToEnd(t *testing.T) {
 func TestPoissonWithRejectionDefaultMinBatch(t *testing.T) {
 	var sizes []int
 	hook := HookFunc(func(s *StepInfo) error { sizes = append(sizes, s.BatchSize); return nil })
-	cfg, err := ParseConfig([]byte(synthetic), []string{"output.dir=" + t.TempDir(), "optimizer.sampling=poisson-with-rejection",
+	cfg, err := config.ParseConfig([]byte(synthetic), []string{"output.dir=" + t.TempDir(), "optimizer.sampling=poisson-with-rejection",
 		"training.steps=5", "privacy.accountants=[ulr]"})
 	if err != nil {
 		t.Fatal(err)
@@ -420,7 +411,7 @@ func (c countingOracle) ClippedGradSum(b data.Batch, clip float64, grad []float3
 // Options.TrainSplit replaces the training data before the sampler is built (n follows it), and
 // Options.Oracle sees every private step's gradient sum.
 func TestOptionsTrainSplitAndOracle(t *testing.T) {
-	cfg, err := ParseConfig([]byte(synthetic), []string{"output.dir=" + t.TempDir(), "training.steps=5"})
+	cfg, err := config.ParseConfig([]byte(synthetic), []string{"output.dir=" + t.TempDir(), "training.steps=5"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -448,7 +439,7 @@ func TestOptionsTrainSplitAndOracle(t *testing.T) {
 }
 
 // resumeRun resumes cfg's run to its end.
-func resumeRun(t *testing.T, cfg *Config, reg *Algorithms) (*Trainer, *Summary) {
+func resumeRun(t *testing.T, cfg *config.Config, reg *config.Algorithms) (*Trainer, *Summary) {
 	t.Helper()
 	res, err := New(context.Background(), cfg, Options{Algorithms: reg, Resume: true})
 	if err != nil {

@@ -57,7 +57,7 @@ func (d *Described) Run() accounting.Run {
 }
 
 // Record is the part of one step's record the description gives, as an algorithm's compare
-// section reads and completes it (train.Algorithms.CompareMechanism).
+// section reads and completes it (config.Algorithms.CompareMechanism).
 func (d *Described) Record() accounting.Step {
 	return accounting.Step{
 		Neighbouring: accounting.Neighbouring(d.Neighbouring), NoiseMultiplier: d.NoiseMultiplier,

@@ -9,12 +9,13 @@ import (
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models/graph"
 	"github.com/dptrain/dptrain/train"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 func init() { subcommands = append(subcommands, newEvalCmd) }
 
 func newEvalCmd(a *app) *cobra.Command {
-	var model, dataset, dir, normalize, config string
+	var model, dataset, dir, normalize, configFile string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "eval",
@@ -23,7 +24,7 @@ func newEvalCmd(a *app) *cobra.Command {
   dptrain eval --model runs/fmnist-scatternet-cnn-dpsgd/model.dpm --config runs/fmnist-scatternet-cnn-dpsgd/config.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if model == "" || (dataset == "") == (config == "") {
+			if model == "" || (dataset == "") == (configFile == "") {
 				return fmt.Errorf("--model FILE and one of --dataset NAME or --config FILE (the run's config.yaml, for its preprocessing) are required")
 			}
 			nw, err := graph.Load(model)
@@ -31,7 +32,7 @@ func newEvalCmd(a *app) *cobra.Command {
 				return err
 			}
 			dc, warning, err := train.EvalData(train.EvalRequest{Model: model, Recorded: nw.Spec().Preprocessing,
-				Config: config, Dataset: dataset, Normalize: normalize, NormalizeSet: cmd.Flags().Changed("normalize")})
+				Config: configFile, Dataset: dataset, Normalize: normalize, NormalizeSet: cmd.Flags().Changed("normalize")})
 			if err != nil {
 				return err
 			}
@@ -41,7 +42,7 @@ func newEvalCmd(a *app) *cobra.Command {
 			if dir != "" {
 				dc.Dir = dir
 			}
-			ds, _, test, err := train.LoadData(cmd.Context(), &train.Config{Data: dc}, a.log)
+			ds, _, test, err := train.LoadData(cmd.Context(), &config.Config{Data: dc}, a.log)
 			if err != nil {
 				return err
 			}
@@ -67,7 +68,7 @@ func newEvalCmd(a *app) *cobra.Command {
 	cmd.Flags().StringVar(&dataset, "dataset", "", "dataset name")
 	cmd.Flags().StringVar(&dir, "dir", "", "directory holding the dataset's files")
 	cmd.Flags().StringVar(&normalize, "normalize", "standard", "normalisation, for models that do not record their preprocessing (older files): standard, unit or none")
-	cmd.Flags().StringVar(&config, "config", "", "training config (e.g. the run's config.yaml): take the dataset and all its preprocessing (features included) from it")
+	cmd.Flags().StringVar(&configFile, "config", "", "training config (e.g. the run's config.yaml): take the dataset and all its preprocessing (features included) from it")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/train"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // writeCIFARDir writes CIFAR-10 binary batches of n records each (a label byte and 3072
@@ -67,7 +68,7 @@ func TestEveryShippedConfigResumesFromItsSavedConfig(t *testing.T) {
 	for _, p := range paths {
 		name := strings.TrimSuffix(filepath.Base(p), ".yaml")
 		t.Run(name, func(t *testing.T) {
-			cfg, err := train.LoadConfig(p, nil)
+			cfg, err := config.LoadConfig(p, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -110,13 +111,13 @@ func TestEveryShippedConfigResumesFromItsSavedConfig(t *testing.T) {
 // interruptRun trains config p (read as cfg) for steps steps, sends SIGTERM after the first
 // checkpoint and returns the run directory and the run's error, or finished = true when the
 // run ended before the signal.
-func interruptRun(t *testing.T, p string, cfg *train.Config, cifar string, steps int) (run string, runErr error, finished bool) {
+func interruptRun(t *testing.T, p string, cfg *config.Config, cifar string, steps int) (run string, runErr error, finished bool) {
 	t.Helper()
 	return interruptRunAs(t, "", p, cfg, cifar, steps)
 }
 
 // interruptRunAs is interruptRun with the program started as prog (runDptrainAs).
-func interruptRunAs(t *testing.T, prog, p string, cfg *train.Config, cifar string, steps int) (run string, runErr error, finished bool) {
+func interruptRunAs(t *testing.T, prog, p string, cfg *config.Config, cifar string, steps int) (run string, runErr error, finished bool) {
 	t.Helper()
 	run = filepath.Join(t.TempDir(), "run")
 	sets := []string{"output.dir=" + run, "training.steps=" + strconv.Itoa(steps), "training.checkpoint_every=2",
@@ -191,7 +192,7 @@ func TestResumeHintNamesTheProgramAsStarted(t *testing.T) {
 	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := train.LoadConfig(p, nil)
+	cfg, err := config.LoadConfig(p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,20 +14,21 @@ import (
 
 	"github.com/dptrain/dptrain/internal/mpi"
 	"github.com/dptrain/dptrain/train"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 func init() { subcommands = append(subcommands, newTrainCmd) }
 
 func newTrainCmd(a *app) *cobra.Command {
 	var (
-		config string
-		sets   []string
-		resume bool
-		from   string
-		allow  bool
-		asJSON bool
-		noProg bool
-		prof   string
+		configFile string
+		sets       []string
+		resume     bool
+		from       string
+		allow      bool
+		asJSON     bool
+		noProg     bool
+		prof       string
 	)
 	cmd := &cobra.Command{
 		Use:   "train",
@@ -75,7 +76,7 @@ directory and reports, and ε is the single-process ε (docs/distributed.md).`,
   mpirun -np 4 dptrain train --config configs/fmnist-cnn-dpsgd.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, opts, err := a.loadRun(config, sets, noProg)
+			cfg, opts, err := a.loadRun(configFile, sets, noProg)
 			if err != nil {
 				return err
 			}
@@ -97,7 +98,7 @@ directory and reports, and ε is the single-process ε (docs/distributed.md).`,
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&config, "config", "", "YAML config file")
+	cmd.Flags().StringVar(&configFile, "config", "", "YAML config file")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a config key: --set optimizer.learning_rate=0.1 (repeatable)")
 	cmd.Flags().BoolVar(&resume, "resume", false, "continue from the checkpoint in output.dir (ε continues, never resets)")
 	cmd.Flags().StringVar(&from, "resume-from", "", "with --resume: continue from this checkpoint file (e.g. an older private/checkpoint-<step>.dpt of the run) instead of the newest")
@@ -111,7 +112,7 @@ directory and reports, and ε is the single-process ε (docs/distributed.md).`,
 // runTraining trains one run, as a single process or as one rank of a data-parallel job, and
 // prints its summary (rank 0). Stopped by a signal, it returns an *exitError whose message
 // gives the command (started as l) that continues the run.
-func runTraining(cmd *cobra.Command, cfg *train.Config, opts train.Options, l launch, prof string, asJSON bool) error {
+func runTraining(cmd *cobra.Command, cfg *config.Config, opts train.Options, l launch, prof string, asJSON bool) error {
 	var (
 		first    func(os.Signal)
 		followed atomic.Bool // rank 1: rank 0's decision to stop has arrived
@@ -228,11 +229,11 @@ func beforeFinalize(cmd *cobra.Command, rank int, err error) error {
 
 // loadRun reads --config with its --set overrides and returns the trainer's options: the
 // logger, and the progress bar on stderr unless --no-progress (fitted to the terminal's width).
-func (a *app) loadRun(config string, sets []string, noProg bool) (*train.Config, train.Options, error) {
-	if config == "" {
+func (a *app) loadRun(configFile string, sets []string, noProg bool) (*config.Config, train.Options, error) {
+	if configFile == "" {
 		return nil, train.Options{}, fmt.Errorf("--config FILE is required (start from configs/quickstart.yaml)")
 	}
-	cfg, err := train.LoadConfig(config, sets)
+	cfg, err := config.LoadConfig(configFile, sets)
 	if err != nil {
 		return nil, train.Options{}, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dptrain/dptrain/train"
 	"github.com/dptrain/dptrain/train/audit"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // Auditing a DP-SGD run on the synthetic mixture (seeded: reproducible, so not private) with
@@ -20,7 +21,7 @@ func ExampleRun() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	cfg, err := train.ParseConfig([]byte(`
+	cfg, err := config.ParseConfig([]byte(`
 name: audit-example
 seed: 5
 data: {dataset: synthetic-mixture, normalize: none}

@@ -17,6 +17,7 @@ import (
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/optim"
 	"github.com/dptrain/dptrain/train"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // Verdict compares one accountant's ε with the audit's lower bound.
@@ -80,7 +81,7 @@ func (r *Report) Refuted() []string {
 
 // Run trains cfg once with o.Canaries canaries, scores them, and returns ε_lower next to every
 // accountant's ε. topts are the trainer's options; Run adds its canary hooks to them.
-func Run(ctx context.Context, cfg *train.Config, o Options, topts train.Options) (*Report, error) {
+func Run(ctx context.Context, cfg *config.Config, o Options, topts train.Options) (*Report, error) {
 	if err := o.resolve(cfg.Privacy.Release); err != nil {
 		return nil, err
 	}

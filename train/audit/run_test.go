@@ -14,6 +14,7 @@ import (
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
 	"github.com/dptrain/dptrain/train"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // small is a quick run on the synthetic mixture (4800 examples of 20 features).
@@ -43,9 +44,9 @@ training:
   checkpoint_every: 0
 `
 
-func parse(t *testing.T, overrides ...string) *train.Config {
+func parse(t *testing.T, overrides ...string) *config.Config {
 	t.Helper()
-	cfg, err := train.ParseConfig([]byte(small), append(overrides, "output.dir="+t.TempDir()))
+	cfg, err := config.ParseConfig([]byte(small), append(overrides, "output.dir="+t.TempDir()))
 	if err != nil {
 		t.Fatal(err)
 	}

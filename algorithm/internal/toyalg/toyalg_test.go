@@ -8,9 +8,10 @@ import (
 
 	"github.com/dptrain/dptrain/algorithm/internal/toyalg"
 	"github.com/dptrain/dptrain/train"
+	"github.com/dptrain/dptrain/train/config"
 )
 
-const config = `
+const toyConfig = `
 name: toy
 seed: 5
 data:
@@ -38,16 +39,16 @@ training:
 // decoded and checked by its own registration, and its run reports the ε of its own records,
 // which are DP-SGD's for the same σ, C and sampling.
 func TestOneDirectoryOneLine(t *testing.T) {
-	reg := train.Builtin()
+	reg := config.Builtin()
 	if err := reg.Register(toyalg.Algorithm()); err != nil { // the one registration line
 		t.Fatal(err)
 	}
-	if _, err := reg.ParseConfig([]byte(config), []string{"optimizer.toy_gd.scale=0"}); err == nil || !strings.Contains(err.Error(), "optimizer.toy_gd.scale = 0") {
+	if _, err := reg.ParseConfig([]byte(toyConfig), []string{"optimizer.toy_gd.scale=0"}); err == nil || !strings.Contains(err.Error(), "optimizer.toy_gd.scale = 0") {
 		t.Errorf("the toy's own validation did not run: %v", err)
 	}
-	run := func(reg *train.Algorithms, config string) *train.Summary {
+	run := func(reg *config.Algorithms, doc string) *train.Summary {
 		t.Helper()
-		cfg, err := reg.ParseConfig([]byte(config), []string{"output.dir=" + t.TempDir()})
+		cfg, err := reg.ParseConfig([]byte(doc), []string{"output.dir=" + t.TempDir()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,9 +63,9 @@ func TestOneDirectoryOneLine(t *testing.T) {
 		}
 		return sum
 	}
-	toy := run(reg, config)
-	dpsgd := strings.NewReplacer("algorithm: toy-gd", "algorithm: dp-sgd", "  toy_gd:\n    scale: 2\n", "").Replace(config)
-	dp := run(train.Builtin(), dpsgd)
+	toy := run(reg, toyConfig)
+	dpsgd := strings.NewReplacer("algorithm: toy-gd", "algorithm: dp-sgd", "  toy_gd:\n    scale: 2\n", "").Replace(toyConfig)
+	dp := run(config.Builtin(), dpsgd)
 	if toy.Steps != 20 || len(toy.Epsilon) == 0 || math.IsNaN(toy.Epsilon[0].Epsilon) {
 		t.Fatalf("toy run: %d steps, ε %+v", toy.Steps, toy.Epsilon)
 	}

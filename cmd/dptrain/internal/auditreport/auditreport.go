@@ -12,6 +12,7 @@ import (
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/train"
 	"github.com/dptrain/dptrain/train/audit"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // File is the audit report written into the audit run's output directory.
@@ -20,7 +21,7 @@ const File = "audit.json"
 // Isolate gives the audit a run of its own: unless the --set overrides name output.dir, the
 // config's output directory gets the suffix "-audit", so that an audit (which trains with
 // canaries) never writes into the config's training run.
-func Isolate(cfg *train.Config, sets []string) {
+func Isolate(cfg *config.Config, sets []string) {
 	if !slices.ContainsFunc(sets, func(s string) bool { return strings.HasPrefix(s, "output.dir=") }) {
 		cfg.Output.Dir += "-audit"
 	}

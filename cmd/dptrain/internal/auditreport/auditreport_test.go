@@ -10,10 +10,11 @@ import (
 	bound "github.com/dptrain/dptrain/accounting/audit"
 	"github.com/dptrain/dptrain/train"
 	"github.com/dptrain/dptrain/train/audit"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 func TestIsolate(t *testing.T) {
-	cfg := &train.Config{}
+	cfg := &config.Config{}
 	cfg.Output.Dir = "runs/x"
 	Isolate(cfg, []string{"training.epochs=1"})
 	if cfg.Output.Dir != "runs/x-audit" {

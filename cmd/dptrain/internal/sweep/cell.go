@@ -11,6 +11,7 @@ import (
 
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/train"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // ErrUnavailable is returned by RunCell for a cell whose value is marked unavailable in the
@@ -79,7 +80,7 @@ func RunCell(ctx context.Context, p *Plan, i int, opts train.Options) (*train.Su
 }
 
 func runCell(ctx context.Context, p *Plan, i int, opts train.Options) (*train.Summary, error) {
-	cfg, err := train.LoadConfig(p.ConfigFile(i), nil)
+	cfg, err := config.LoadConfig(p.ConfigFile(i), nil)
 	if err != nil {
 		return nil, err
 	}

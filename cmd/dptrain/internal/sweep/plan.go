@@ -12,7 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/dptrain/dptrain/data"
-	"github.com/dptrain/dptrain/train"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // Files of a plan directory.
@@ -65,7 +65,7 @@ func MakePlan(s *Suite, dir string, extra []string) (*Plan, error) {
 			return nil, fmt.Errorf("cell %s: %w", c.ID, err)
 		}
 		sets := append(append([]string(nil), c.Set...), "output.dir="+p.RunDir(c.Index))
-		cfg, err := train.ParseConfig(b, sets)
+		cfg, err := config.ParseConfig(b, sets)
 		if err != nil {
 			return nil, fmt.Errorf("cell %s (config %s, --set %s): %w", c.ID, c.Config, strings.Join(c.Set, " "), err)
 		}

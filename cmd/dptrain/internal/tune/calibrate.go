@@ -12,7 +12,7 @@ import (
 	"github.com/dptrain/dptrain/accounting/rdp"
 	"github.com/dptrain/dptrain/accounting/tuning"
 	"github.com/dptrain/dptrain/data"
-	"github.com/dptrain/dptrain/train"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // Setting is what one candidate's privacy depends on: the sample rate and the number of steps
@@ -74,7 +74,7 @@ func settings(base []byte, s *Space, n int) ([]Setting, error) {
 					sets = append(sets, o)
 				}
 			}
-			cfg, err := train.ParseConfig(base, sets)
+			cfg, err := config.ParseConfig(base, sets)
 			if err != nil {
 				return nil, err
 			}
@@ -95,7 +95,7 @@ func settings(base []byte, s *Space, n int) ([]Setting, error) {
 }
 
 // settingOf is the setting of a candidate config trained on n examples, as train resolves it.
-func settingOf(cfg *train.Config, n int) (Setting, error) {
+func settingOf(cfg *config.Config, n int) (Setting, error) {
 	o := cfg.Optimizer
 	smp, err := data.NewSampler(data.SchemePoisson, n, o.BatchSize, 0, rand.New(rand.NewPCG(0, 0)))
 	if err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/dptrain/dptrain/models/graph"
 	"github.com/dptrain/dptrain/optim"
 	"github.com/dptrain/dptrain/train"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // Files and folders of a search directory. Only ReleaseDir and SummaryFile may be published;
@@ -255,8 +256,8 @@ func OnSlurm(p *sweep.Plan) bool {
 }
 
 // checkBase refuses a base config the search cannot account for.
-func checkBase(base []byte, space *Space) (*train.Config, error) {
-	cfg, err := train.ParseConfig(base, nil)
+func checkBase(base []byte, space *Space) (*config.Config, error) {
+	cfg, err := config.ParseConfig(base, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -309,7 +310,7 @@ func source(seed *uint64) (*rand.Rand, error) {
 }
 
 // draw calibrates the noise, draws K and the candidates, and writes the plan and the state.
-func draw(ctx context.Context, req Request, base, spaceBytes []byte, space *Space, cfg *train.Config) (*State, error) {
+func draw(ctx context.Context, req Request, base, spaceBytes []byte, space *Space, cfg *config.Config) (*State, error) {
 	dist, err := space.Candidates.Distribution()
 	if err != nil {
 		return nil, err
@@ -360,7 +361,7 @@ func draw(ctx context.Context, req Request, base, spaceBytes []byte, space *Spac
 		}
 		c := Candidate{Set: sets}
 		// σ = 1 stands in for the calibrated σ, which depends on the setting parsed here.
-		ccfg, err := train.ParseConfig(base, append(append([]string(nil), common...), append([]string{"optimizer.noise_multiplier=1"}, sets...)...))
+		ccfg, err := config.ParseConfig(base, append(append([]string(nil), common...), append([]string{"optimizer.noise_multiplier=1"}, sets...)...))
 		if err != nil {
 			return nil, fmt.Errorf("candidate %s: %w", strings.Join(sets, " "), err)
 		}
@@ -465,7 +466,7 @@ func settle(st *State, p *sweep.Plan, priv string) ([]string, error) {
 // score draws each finished candidate's noisy validation count, once: the count of correct
 // predictions of its model on the v held-out examples plus N(0, σ_s²) (sensitivity 1 under
 // adding or removing one example), kept in the state so that a continued search reuses it.
-func score(ctx context.Context, req Request, st *State, p *sweep.Plan, cfg *train.Config, priv string) error {
+func score(ctx context.Context, req Request, st *State, p *sweep.Plan, cfg *config.Config, priv string) error {
 	var val *data.Split
 	for i := range st.Candidates {
 		c := &st.Candidates[i]
@@ -580,7 +581,7 @@ func releaseBest(st *State, p *sweep.Plan, i int, out string) (*Released, error)
 	if err := data.WriteFileAtomic(filepath.Join(dir, train.ModelFile), func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
 		return nil, err
 	}
-	cfg, err := train.LoadConfig(filepath.Join(run, train.ConfigFile), nil)
+	cfg, err := config.LoadConfig(filepath.Join(run, train.ConfigFile), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/dptrain/dptrain/accounting/tuning"
-	"github.com/dptrain/dptrain/train"
+	"github.com/dptrain/dptrain/train/config"
 )
 
 // Space is a search space file: the privacy of the whole search, the law of the number of
@@ -310,7 +310,7 @@ func (s *Space) CheckAgainst(base []byte) error {
 			}
 		}
 		for _, v := range vals {
-			if _, err := train.ParseConfig(base, []string{p.Key + "=" + v}); err != nil {
+			if _, err := config.ParseConfig(base, []string{p.Key + "=" + v}); err != nil {
 				errs = append(errs, fmt.Errorf("parameters: %s = %s: the base config refuses it: %w", p.Key, v, err))
 			}
 		}

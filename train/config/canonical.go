@@ -1,4 +1,4 @@
-package train
+package config
 
 import (
 	"crypto/sha256"
@@ -17,8 +17,8 @@ import (
 // given through --set all have the same canonical form.
 type Canonical map[string]string
 
-// canonicalize flattens cfg. cfg must already hold its defaults.
-func canonicalize(cfg *Config) (Canonical, error) {
+// Canonicalize flattens cfg. cfg must already hold its defaults.
+func Canonicalize(cfg *Config) (Canonical, error) {
 	c := *cfg
 	if c.Model.Bias == nil { // absent means the default, biases on
 		on := true

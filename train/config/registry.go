@@ -1,4 +1,4 @@
-package train
+package config
 
 import (
 	"bytes"
@@ -11,26 +11,7 @@ import (
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/algorithm"
 	"github.com/dptrain/dptrain/algorithm/builtin"
-	"github.com/dptrain/dptrain/models"
 )
-
-// Algorithm is one private training algorithm (algorithm.Algorithm). A built-in algorithm is
-// one directory under algorithm/ holding its step, its declarations, its config section, its
-// checks and its registration; package builtin lists them.
-type Algorithm = algorithm.Algorithm
-
-// Env is what an algorithm's Prepare may use (algorithm.Env).
-type Env = algorithm.Env
-
-// modelFacts is what an algorithm's Prepare reads of nw (algorithm.Model).
-func modelFacts(nw *models.Network) algorithm.Model {
-	spec := nw.Spec()
-	return algorithm.Model{Name: nw.Name(), Kind: spec.Kind, Activation: spec.Activation, NoBias: spec.NoBias,
-		Params: len(nw.Params()), Layout: nw.Layout(), LinearLayers: nw.LinearLayers()}
-}
-
-// Plan is a prepared algorithm (algorithm.Plan).
-type Plan = algorithm.Plan
 
 // Algorithms is the registry of algorithms the config loader and the trainer look
 // optimizer.algorithm up in: an algorithm.Algorithms (Register, Lookup, Names) with the
@@ -43,11 +24,11 @@ type Algorithms struct {
 // Register adds one of a caller's own.
 func Builtin() *Algorithms { return &Algorithms{builtin.Registry()} }
 
-// sections decodes every algorithm section present in the optimizer config strictly and
+// Sections decodes every algorithm section present in the optimizer config strictly and
 // returns the configured algorithm's (nil if it has none; its defaults if the config leaves it
 // out). A key under optimizer that is neither a common key nor a registered section is an
 // error.
-func (r *Algorithms) sections(o OptimizerConfig) (any, []error) {
+func (r *Algorithms) Sections(o algorithm.OptimizerConfig) (any, []error) {
 	var errs []error
 	var own any
 	a, err := r.Lookup(o.Algorithm)
@@ -95,8 +76,8 @@ func decodeSection(section any, v any) error {
 // sectionNames lists the registered sections.
 func (r *Algorithms) sectionNames() []string { return r.SectionNames() }
 
-// algorithmConfig is what an algorithm reads of c.
-func (c *Config) algorithmConfig() algorithm.Config {
+// AlgorithmConfig is what an algorithm reads of c.
+func (c *Config) AlgorithmConfig() algorithm.Config {
 	return algorithm.Config{Optimizer: c.Optimizer, Dataset: c.Data.Dataset, FeatureNorm: c.Data.FeatureNorm,
 		Bias: c.Model.Bias == nil || *c.Model.Bias, Accountants: c.Privacy.Accountants, StopAccountant: c.Privacy.StopAccountant}
 }
@@ -111,9 +92,9 @@ func (r *Algorithms) CompareMechanism(c *Config, run accounting.Run, step accoun
 	if a.Compare == nil {
 		return run, step, nil
 	}
-	section, errs := r.sections(c.Optimizer)
+	section, errs := r.Sections(c.Optimizer)
 	if len(errs) > 0 {
 		return run, step, errs[0]
 	}
-	return a.Compare(c.algorithmConfig(), section, run, step)
+	return a.Compare(c.AlgorithmConfig(), section, run, step)
 }

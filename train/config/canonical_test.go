@@ -1,4 +1,4 @@
-package train
+package config
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 // The config a run saves (every key written out, absent lists as []) has the canonical form,
 // and so the hash, of the config it was started from.
 func TestSavedConfigHasTheSameHash(t *testing.T) {
-	files, _ := filepath.Glob("../configs/*.yaml")
+	files, _ := filepath.Glob("../../configs/*.yaml")
 	srcs := [][]byte{[]byte(synthetic)}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -35,8 +35,8 @@ func TestSavedConfigHasTheSameHash(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, _ := canonicalize(cfg)
-		b, _ := canonicalize(saved)
+		a, _ := Canonicalize(cfg)
+		b, _ := Canonicalize(saved)
 		if a.Hash() != b.Hash() {
 			t.Errorf("hash of the saved config %s differs from the original's %s; diff %v", b.Hash(), a.Hash(), b.Diff(a, saved, Builtin()))
 		}
@@ -63,14 +63,14 @@ func TestCanonicalDiffClassifiesKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old, _ := canonicalize(base)
+	old, _ := Canonicalize(base)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			cfg, err := ParseConfig([]byte(synthetic), c.sets)
 			if err != nil {
 				t.Fatal(err)
 			}
-			now, _ := canonicalize(cfg)
+			now, _ := Canonicalize(cfg)
 			got := now.Diff(old, cfg, Builtin())
 			if !slices.Equal(got, c.want) {
 				t.Errorf("diff %v, want %v", got, c.want)

@@ -1,4 +1,4 @@
-package train
+package config
 
 import (
 	"bytes"
@@ -23,12 +23,12 @@ type Config struct {
 	// A run directory keeps it in private/seed.yaml, never in its public config.yaml.
 	Seed *uint64 `yaml:"seed,omitempty"`
 
-	Data      DataConfig      `yaml:"data"`
-	Model     ModelConfig     `yaml:"model"`
-	Optimizer OptimizerConfig `yaml:"optimizer"`
-	Privacy   PrivacyConfig   `yaml:"privacy"`
-	Training  TrainingConfig  `yaml:"training"`
-	Output    OutputConfig    `yaml:"output"`
+	Data      DataConfig                `yaml:"data"`
+	Model     ModelConfig               `yaml:"model"`
+	Optimizer algorithm.OptimizerConfig `yaml:"optimizer"`
+	Privacy   PrivacyConfig             `yaml:"privacy"`
+	Training  TrainingConfig            `yaml:"training"`
+	Output    OutputConfig              `yaml:"output"`
 }
 
 // DataConfig selects the dataset and its preprocessing.
@@ -106,12 +106,6 @@ type LayerConfig struct {
 	Groups  int    `yaml:"groups"`
 }
 
-// OptimizerConfig is the private algorithm and its update rule (algorithm.OptimizerConfig).
-type OptimizerConfig = algorithm.OptimizerConfig
-
-// ScheduleConfig is a learning-rate schedule (algorithm.ScheduleConfig).
-type ScheduleConfig = algorithm.ScheduleConfig
-
 // PrivacyConfig is the privacy target and the accountants to run live.
 type PrivacyConfig struct {
 	// Delta is δ of the (ε, δ) guarantee; it must be below 1/n for the run's n (a larger δ
@@ -171,9 +165,6 @@ type TrainingConfig struct {
 type OutputConfig struct {
 	Dir string `yaml:"dir"`
 }
-
-// NoiseMultiplier is σ, or Auto to calibrate it (algorithm.NoiseMultiplier).
-type NoiseMultiplier = algorithm.NoiseMultiplier
 
 // LoadConfig reads a YAML config file, applies overrides of the form "key.path=value" (as given
 // to --set), fills defaults and validates the result against the Builtin algorithms.

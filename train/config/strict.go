@@ -1,4 +1,4 @@
-package train
+package config
 
 import (
 	"errors"
@@ -14,7 +14,7 @@ import (
 
 // Strict reading of a config: every key must exist, and integer keys must hold whole numbers.
 // yaml.v3 alone would name Go types in its errors ("field datset not found in type
-// train.DataConfig") and truncate batch_size: 1.5 to 1; this walk speaks in config keys and
+// config.DataConfig") and truncate batch_size: 1.5 to 1; this walk speaks in config keys and
 // refuses instead.
 
 var configType = reflect.TypeFor[Config]()

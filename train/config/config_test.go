@@ -1,27 +1,27 @@
-package train
+package config
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
 
-const minimal = `
-name: t
-data:
-  dataset: fashion-mnist
-model:
-  preset: mlp-784-128-64-32-10
-optimizer:
-  algorithm: dp-sgd
-  learning_rate: 0.1
-  batch_size: 256
-  clip_norm: 1
-  noise_multiplier: 1.1
-privacy:
-  delta: 1e-5
-training:
-  epochs: 1
-`
+// minimal and synthetic are the configs of train's tests (../testdata): the smallest valid
+// one, and a short run on the synthetic mixture.
+var (
+	minimal   = readTestdata("minimal.yaml")
+	synthetic = readTestdata("synthetic.yaml")
+)
+
+// readTestdata returns the text of ../testdata/name.
+func readTestdata(name string) string {
+	b, err := os.ReadFile(filepath.Join("..", "testdata", name))
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
 
 func TestParseConfigDefaults(t *testing.T) {
 	cfg, err := ParseConfig([]byte(minimal), nil)
@@ -120,5 +120,31 @@ func TestNegativeTargetIsOneError(t *testing.T) {
 	_, err := ParseConfig([]byte(minimal), []string{"optimizer.noise_multiplier=auto", "privacy.target_epsilon=-1"})
 	if err == nil || !strings.Contains(err.Error(), "privacy.target_epsilon = -1") || strings.Contains(err.Error(), "is not set") {
 		t.Errorf("error %v, want only the negative target's", err)
+	}
+}
+
+func TestImageFolderKeys(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sets []string
+		want string // "" for a valid config
+	}{
+		{"image-folder", []string{"data.dataset=image-folder", "data.path=/x/images.tar.gz", "data.normalize=unit", "data.classes=[b, a]"}, ""},
+		{"cifar10-jpeg path", []string{"data.dataset=cifar10-jpeg", "data.path=/x/cifar10-jpeg.tar.gz"}, ""},
+		{"no path", []string{"data.dataset=image-folder", "data.normalize=unit"}, "data.path is missing"},
+		{"path elsewhere", []string{"data.path=/x"}, "data.path is for image-folder and cifar10-jpeg, not fashion-mnist: use data.dir"},
+		{"path and dir", []string{"data.dataset=image-folder", "data.path=/x", "data.dir=/y", "data.normalize=unit"}, "keep one"},
+		{"classes elsewhere", []string{"data.dataset=cifar10-jpeg", "data.classes=[a]"}, "data.classes is for image-folder datasets"},
+		{"standard", []string{"data.dataset=image-folder", "data.path=/x"}, "set data.normalize: unit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseConfig([]byte(minimal), tc.sets)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
 	}
 }

@@ -1,4 +1,4 @@
-package train
+package config
 
 import (
 	"os"
@@ -14,7 +14,7 @@ import (
 
 // Every shipped config must parse and validate.
 func TestShippedConfigs(t *testing.T) {
-	files, err := filepath.Glob("../configs/*.yaml")
+	files, err := filepath.Glob("../../configs/*.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no configs found: %v", err)
 	}
@@ -28,7 +28,7 @@ func TestShippedConfigs(t *testing.T) {
 // configs/quickstart.yaml says it shows every key: with its commented-out keys uncommented, it
 // must hold every key of the schema, and its dataset list must name only known datasets.
 func TestQuickstartShowsEveryKey(t *testing.T) {
-	b, err := os.ReadFile("../configs/quickstart.yaml")
+	b, err := os.ReadFile("../../configs/quickstart.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

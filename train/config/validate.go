@@ -1,4 +1,4 @@
-package train
+package config
 
 import (
 	"errors"
@@ -125,7 +125,7 @@ func (r *Algorithms) Validate(c *Config) error {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	section, serrs := r.sections(o)
+	section, serrs := r.Sections(o)
 	errs = append(errs, serrs...)
 	if !oneOf(o.Update, "sgd", "momentum", "nesterov", "adam") {
 		bad("optimizer.update = %q: want sgd, momentum, nesterov or adam", o.Update)
@@ -214,7 +214,7 @@ func (r *Algorithms) Validate(c *Config) error {
 		}
 	}
 	if alg.Validate != nil {
-		errs = append(errs, alg.Validate(c.algorithmConfig(), section)...)
+		errs = append(errs, alg.Validate(c.AlgorithmConfig(), section)...)
 	}
 
 	t := c.Training

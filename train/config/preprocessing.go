@@ -1,4 +1,4 @@
-package train
+package config
 
 import (
 	"fmt"
@@ -21,7 +21,7 @@ func isPreprocessingKey(k string) bool {
 
 // PreprocessingRecord returns the record of cfg's preprocessing, as config keys and values.
 func PreprocessingRecord(cfg *Config) (map[string]string, error) {
-	c, err := canonicalize(cfg)
+	c, err := Canonicalize(cfg)
 	if err != nil {
 		return nil, err
 	}
