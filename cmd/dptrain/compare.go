@@ -6,7 +6,6 @@ import (
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/accounting/compare"
 	"github.com/dptrain/dptrain/cmd/dptrain/internal/plot"
-	"github.com/dptrain/dptrain/train"
 	"github.com/spf13/cobra"
 )
 
@@ -38,7 +37,7 @@ and --neighbouring replace-one, and their loss constants (--lipschitz, --smoothn
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.config != "" {
-				if err := train.DescribeFromConfig(o.config, &o.Described, cmd.Flags().Changed); err != nil {
+				if err := describeFromConfig(o.config, &o.Described, cmd.Flags().Changed); err != nil {
 					return err
 				}
 			}

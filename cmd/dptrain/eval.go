@@ -31,7 +31,7 @@ func newEvalCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			dc, warning, err := train.EvalData(train.EvalRequest{Model: model, Recorded: nw.Spec().Preprocessing,
+			dc, warning, err := evalData(evalRequest{Model: model, Recorded: nw.Spec().Preprocessing,
 				Config: configFile, Dataset: dataset, Normalize: normalize, NormalizeSet: cmd.Flags().Changed("normalize")})
 			if err != nil {
 				return err

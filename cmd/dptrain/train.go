@@ -256,10 +256,10 @@ func (a *app) loadRun(configFile string, sets []string, noProg bool) (*config.Co
 	return cfg, opts, nil
 }
 
-// printSummary prints the run's summary: as JSON, or as text (see train.Summary.WriteText).
+// printSummary prints the run's summary: as JSON, or as text (see writeSummaryText).
 func printSummary(cmd *cobra.Command, s *train.Summary, asJSON bool) error {
 	if asJSON {
 		return writeJSON(cmd.OutOrStdout(), s)
 	}
-	return s.WriteText(cmd.OutOrStdout())
+	return writeSummaryText(cmd.OutOrStdout(), s)
 }

@@ -1,4 +1,4 @@
-package train
+package main
 
 import (
 	"os"
@@ -9,12 +9,12 @@ import (
 	"github.com/dptrain/dptrain/accounting/compare"
 )
 
-// DescribeFromConfig takes the mechanism and the algorithm's constants from the config, keeps
+// describeFromConfig takes the mechanism and the algorithm's constants from the config, keeps
 // what the caller set, and refuses an auto noise multiplier the caller did not give.
 func TestDescribeFromConfig(t *testing.T) {
-	const file = "../configs/fmnist-logreg-dpsgld.yaml"
+	const file = "../../configs/fmnist-logreg-dpsgld.yaml"
 	d := compare.Described{Delta: 1e-3}
-	if err := DescribeFromConfig(file, &d, func(flag string) bool { return flag == "delta" }); err != nil {
+	if err := describeFromConfig(file, &d, func(flag string) bool { return flag == "delta" }); err != nil {
 		t.Fatal(err)
 	}
 	if d.DatasetSize != 60000 || d.BatchSize != 256 || d.Steps != 1172 || !(d.NoiseMultiplier > 0) || d.Delta != 1e-3 ||
@@ -30,7 +30,7 @@ func TestDescribeFromConfig(t *testing.T) {
 	if err := os.WriteFile(auto, []byte(edit.Replace(string(b))), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err = DescribeFromConfig(auto, &compare.Described{}, func(string) bool { return false })
+	err = describeFromConfig(auto, &compare.Described{}, func(string) bool { return false })
 	if err == nil || !strings.Contains(err.Error(), "give --noise-multiplier") {
 		t.Errorf("auto σ: %v", err)
 	}

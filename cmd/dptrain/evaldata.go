@@ -1,4 +1,4 @@
-package train
+package main
 
 import (
 	"fmt"
@@ -7,8 +7,8 @@ import (
 	"github.com/dptrain/dptrain/train/config"
 )
 
-// EvalRequest is what "dptrain eval" is told about the data to evaluate a saved model on.
-type EvalRequest struct {
+// evalRequest is what "dptrain eval" is told about the data to evaluate a saved model on.
+type evalRequest struct {
 	// Model is the model file, Recorded the preprocessing it records (nil for a file written
 	// before models recorded it).
 	Model    string
@@ -20,12 +20,12 @@ type EvalRequest struct {
 	NormalizeSet               bool
 }
 
-// EvalData decides the data a saved model is evaluated on: the config's, which must prepare
+// evalData decides the data a saved model is evaluated on: the config's, which must prepare
 // the inputs as the model records; else the model's recorded preprocessing, whose dataset and
 // normalisation the request must not contradict (an accuracy on other inputs would mean
 // nothing); else, for a model that records none, the requested dataset and normalisation,
 // with a warning that they are assumed. The subsets are dropped: the whole test split is used.
-func EvalData(r EvalRequest) (dc config.DataConfig, warning string, err error) {
+func evalData(r evalRequest) (dc config.DataConfig, warning string, err error) {
 	rec := r.Recorded
 	switch {
 	case r.Config != "":

@@ -1,4 +1,4 @@
-package train
+package main
 
 import (
 	"fmt"
@@ -6,14 +6,15 @@ import (
 	"text/tabwriter"
 
 	"github.com/dptrain/dptrain/accounting"
+	"github.com/dptrain/dptrain/train"
 )
 
-// WriteText writes the summary as "dptrain train" prints it: the run, its test accuracy, the
+// writeSummaryText writes the summary s as "dptrain train" prints it: the run, its test accuracy, the
 // ε of every accountant with its label (and the certified ε beside them when no certified
 // accountant was asked for), the privacy ledger, the timing, and whether the run's artefacts
 // may be published: held back until the run's planned end, not private for a seeded run, or
 // the line saying what may be published.
-func (s *Summary) WriteText(out io.Writer) error {
+func writeSummaryText(out io.Writer, s *train.Summary) error {
 	fmt.Fprintf(out, "%s: %s on %s, %s\n", s.Name, s.Algorithm, s.Dataset, s.Model)
 	// σ is printed rounded up: a run configured from the printed value has at least this noise.
 	// DP-SGLD clips nothing: its sensitivity is the loss's Lipschitz constant L.
@@ -22,7 +23,7 @@ func (s *Summary) WriteText(out io.Writer) error {
 		bound = fmt.Sprintf("L = %g", s.Lipschitz)
 	}
 	fmt.Fprintf(out, "test accuracy %.4f (loss %.4f) after %d/%d steps (%.2f epochs, q = %.5g, σ = %s, %s)\n",
-		s.TestAccuracy, s.TestLoss, s.Steps, s.PlannedSteps, s.Epochs, s.SampleRate, FormatUp(s.NoiseMultiplier, 5), bound)
+		s.TestAccuracy, s.TestLoss, s.Steps, s.PlannedSteps, s.Epochs, s.SampleRate, train.FormatUp(s.NoiseMultiplier, 5), bound)
 	if s.StoppedEarly != "" {
 		fmt.Fprintln(out, s.StoppedEarly)
 	}
@@ -46,7 +47,7 @@ func (s *Summary) WriteText(out io.Writer) error {
 		if s.TargetBound != "" {
 			fmt.Fprintln(out, s.TargetBound)
 		}
-		fmt.Fprintf(out, "privacy ledger: %d private steps executed on this data (private/%s)\n", s.LedgerSteps, LedgerFile)
+		fmt.Fprintf(out, "privacy ledger: %d private steps executed on this data (private/%s)\n", s.LedgerSteps, train.LedgerFile)
 		if s.Rewind != "" {
 			fmt.Fprintf(out, "REWIND: %s\n", s.Rewind)
 		}
@@ -62,24 +63,24 @@ func (s *Summary) WriteText(out io.Writer) error {
 		// A finished run resumed, or a run stopped before its first step: no step to time.
 		perStep = "no step ran in this session"
 	}
-	fmt.Fprintf(out, "%.1f s, %s (blas %s; timing is operator only: private/%s); model: %s\n", s.WallSec, perStep, s.BLAS, TimingFile, s.ModelFile)
+	fmt.Fprintf(out, "%.1f s, %s (blas %s; timing is operator only: private/%s); model: %s\n", s.WallSec, perStep, s.BLAS, train.TimingFile, s.ModelFile)
 	switch {
 	case len(s.Epsilon) == 0:
 	case s.Held != "":
 		fmt.Fprintf(out, "NOT YET FOR RELEASE: %s\n", s.Held)
 	case s.NotPrivate != "":
-		fmt.Fprintf(out, "not for release: the model, summary and config of a seeded run are not private (the seed is in %s)\n", PrivatePath(s.OutputDir, SeedFile))
-	case !s.certified():
+		fmt.Fprintf(out, "not for release: the model, summary and config of a seeded run are not private (the seed is in %s)\n", train.PrivatePath(s.OutputDir, train.SeedFile))
+	case !certified(s):
 		fmt.Fprintf(out, "not certified: no accountant certifies this run's ε (its bounds are labelled paper or approximate: the theorem's assumptions are not all checked), so nothing is called safe to publish; add a certified accountant that covers the run to privacy.accountants (docs/accounting.md lists them)\n")
 	default:
-		fmt.Fprintln(out, PublishLine(s.OutputDir))
+		fmt.Fprintln(out, train.PublishLine(s.OutputDir))
 	}
 	return nil
 }
 
-// certified reports whether the run has a certified ε: from one of its accountants, or
+// certified reports whether the run of s has a certified ε: from one of its accountants, or
 // computed beside them (CertifiedEpsilon).
-func (s *Summary) certified() bool {
+func certified(s *train.Summary) bool {
 	for _, e := range s.Epsilon {
 		if e.Error == "" && e.Label == accounting.Certified {
 			return true

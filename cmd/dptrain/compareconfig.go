@@ -1,4 +1,4 @@
-package train
+package main
 
 import (
 	"fmt"
@@ -9,13 +9,13 @@ import (
 	"github.com/dptrain/dptrain/train/config"
 )
 
-// DescribeFromConfig fills d from the training config at path, for "dptrain account compare
+// describeFromConfig fills d from the training config at path, for "dptrain account compare
 // --config": the dataset size, batch size, sampling, noise, clip norm, step size, update rule,
 // δ and number of steps of the config, then the constants of its algorithm as the algorithm's
 // registration declares them (config.Algorithms.CompareMechanism). A parameter for which set reports
 // true, named by the flag of that command that sets it ("noise-multiplier"), keeps its value
 // in d. A noise multiplier calibrated at training time (auto) must be given.
-func DescribeFromConfig(path string, d *compare.Described, set func(flag string) bool) error {
+func describeFromConfig(path string, d *compare.Described, set func(flag string) bool) error {
 	cfg, err := config.LoadConfig(path, nil)
 	if err != nil {
 		return err
