@@ -171,7 +171,7 @@ bench: build
 # and then runs with the ordinary tests as a regression case: commit it with the fix.
 FUZZTIME ?= 60s
 FUZZ_TARGETS := ./data:FuzzDecodeIDX ./data:FuzzDecodeCIFAR ./data:FuzzCIFARArchive \
-	./train/config:FuzzParseConfig ./train:FuzzDecodeCheckpoint ./models:FuzzReadParams \
+	./train/config:FuzzParseConfig ./train/rundir:FuzzDecodeCheckpoint ./models:FuzzReadParams \
 	./accounting:FuzzStepValidate ./accounting:FuzzDescribe \
 	./accounting/rdp:FuzzSampledGaussian ./accounting/pld:FuzzCompose \
 	.:FuzzReadCheckpoint ./data:FuzzSamplerState

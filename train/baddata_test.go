@@ -12,6 +12,7 @@ import (
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/train/config"
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 // A label outside [0, classes) or a split of the wrong width is refused when the trainer is
@@ -62,7 +63,7 @@ privacy: {delta: 1.0e-5, accountants: [rdp]}
 			if !errors.As(err, &ee) || !strings.Contains(err.Error(), tc.phrase) {
 				t.Fatalf("got %v, want an ExampleError saying %q", err, tc.phrase)
 			}
-			if b, err := os.ReadFile(PrivatePath(dir, LedgerFile)); err == nil && len(b) > 0 {
+			if b, err := os.ReadFile(rundir.PrivatePath(dir, rundir.LedgerFile)); err == nil && len(b) > 0 {
 				t.Errorf("the ledger holds %d bytes: a step ran on the damaged data", len(b))
 			}
 		})

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 // A ledger line duplicated (by hand, or by a second writer) is damage, not an abandoned
@@ -15,7 +16,7 @@ import (
 func TestResumeCatchesDuplicatedLedgerLine(t *testing.T) {
 	dir := t.TempDir()
 	runUntilCrash(t, dir, 15)
-	path := PrivatePath(dir, LedgerFile)
+	path := rundir.PrivatePath(dir, rundir.LedgerFile)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -39,13 +40,13 @@ func TestResumeCatchesDuplicatedLedgerLine(t *testing.T) {
 func TestResumeReportsNaNParameterOfCheckpoint(t *testing.T) {
 	dir := t.TempDir()
 	runUntilCrash(t, dir, 15)
-	path := PrivatePath(dir, CheckpointFile)
-	c, err := LoadCheckpoint(path)
+	path := rundir.PrivatePath(dir, rundir.CheckpointFile)
+	c, err := rundir.LoadCheckpoint(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.Vectors["params"][3] = float32(math.NaN())
-	if err := SaveCheckpoint(path, c); err != nil {
+	if err := rundir.SaveCheckpoint(path, c); err != nil {
 		t.Fatal(err)
 	}
 	_, err = resume(t, dir, Options{})
@@ -62,8 +63,8 @@ func TestResumeReportsNaNParameterOfCheckpoint(t *testing.T) {
 func TestTruncatedCheckpointFallbacksAreOtherFiles(t *testing.T) {
 	dir := t.TempDir()
 	runUntilCrash(t, dir, 25) // checkpoints at steps 10 and 20
-	path := PrivatePath(dir, CheckpointFile)
-	newest := PrivatePath(dir, stepCheckpointName(20))
+	path := rundir.PrivatePath(dir, rundir.CheckpointFile)
+	newest := rundir.PrivatePath(dir, rundir.StepCheckpointName(20))
 	a, _ := os.Stat(path)
 	b, _ := os.Stat(newest)
 	if a == nil || b == nil || !os.SameFile(a, b) {
@@ -79,7 +80,7 @@ func TestTruncatedCheckpointFallbacksAreOtherFiles(t *testing.T) {
 	if strings.Contains(err.Error(), filepath.Base(newest)) {
 		t.Errorf("the fallbacks offer %s, the same damaged file: %v", newest, err)
 	}
-	if !strings.Contains(err.Error(), stepCheckpointName(10)) {
+	if !strings.Contains(err.Error(), rundir.StepCheckpointName(10)) {
 		t.Errorf("the fallbacks do not offer the older checkpoint: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dptrain/dptrain/comm"
 	"github.com/dptrain/dptrain/train/config"
+	"github.com/dptrain/dptrain/train/rundir"
 
 	"github.com/dptrain/dptrain"
 	"github.com/dptrain/dptrain/data"
@@ -151,7 +152,7 @@ func (d *dist) decide(stop bool) (bool, error) {
 
 // shareCheckpoint sends the checkpoint rank 0 resumed from (path; "" for a new run) to the
 // other ranks and returns it there (nil for a new run).
-func (d *dist) shareCheckpoint(path string) (*Checkpoint, error) {
+func (d *dist) shareCheckpoint(path string) (*rundir.Checkpoint, error) {
 	var b []byte
 	if d.leader() && path != "" {
 		var err error
@@ -166,7 +167,7 @@ func (d *dist) shareCheckpoint(path string) (*Checkpoint, error) {
 	if d.leader() || len(b) == 0 {
 		return nil, nil
 	}
-	return DecodeCheckpoint(b, "rank 0's checkpoint")
+	return rundir.DecodeCheckpoint(b, "rank 0's checkpoint")
 }
 
 // oracle wraps the model so that each rank computes its share of every batch.

@@ -1,7 +1,7 @@
 // Package train runs private training from a config (package config): the loop and its
-// per-step hooks (live privacy accounting, metrics, progress, logging), evaluation, the run
-// directory and atomic checkpoints. It holds no algorithm mathematics: that lives in
-// algorithm/, optim and accounting.
+// per-step hooks (live privacy accounting, metrics, progress, logging), evaluation, and the
+// run directory's checkpoints, ledger and summary, written in the layout of package rundir. It
+// holds no algorithm mathematics: that lives in algorithm/, optim and accounting.
 //
 // The algorithm a run uses is looked up in Options.Algorithms (config.Builtin when nil).
 // noise_multiplier: auto calibrates σ through the algorithm's own declarer

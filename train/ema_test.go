@@ -10,6 +10,7 @@ import (
 
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/train/config"
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 // With training.ema the released model is the average of the iterates, with the decay's
@@ -42,7 +43,7 @@ func TestEMAReleasesTheAverageOfTheIterates(t *testing.T) {
 			avg[i] = float32(d*float64(avg[i]) + (1-d)*float64(it[i]))
 		}
 	}
-	saved, err := models.Load(filepath.Join(dir, "whole", ModelFile))
+	saved, err := models.Load(filepath.Join(dir, "whole", rundir.ModelFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func TestEMAReleasesTheAverageOfTheIterates(t *testing.T) {
 		t.Fatal(err)
 	}
 	interruptAndResume(t, cfg2, nil, 10)
-	resumed, err := models.Load(filepath.Join(dir, "resumed", ModelFile))
+	resumed, err := models.Load(filepath.Join(dir, "resumed", rundir.ModelFile))
 	if err != nil {
 		t.Fatal(err)
 	}

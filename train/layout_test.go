@@ -12,20 +12,21 @@ import (
 
 	"github.com/dptrain/dptrain/ledger"
 	"github.com/dptrain/dptrain/train/config"
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 // toLegacyLayout moves a run's private files to the top of its directory, where a dptrain
 // before private/ wrote them. That dptrain had no ledger file and kept the seed in config.yaml.
 func toLegacyLayout(t *testing.T, dir string) {
 	t.Helper()
-	entries, err := os.ReadDir(PrivatePath(dir))
+	entries, err := os.ReadDir(rundir.PrivatePath(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if seed, err := readSeed(dir); err != nil || seed == nil {
+	if seed, err := rundir.ReadSeed(dir); err != nil || seed == nil {
 		t.Fatalf("seed: %v, %v", seed, err)
 	} else {
-		cfg, err := config.LoadConfig(filepath.Join(dir, ConfigFile), nil)
+		cfg, err := config.LoadConfig(filepath.Join(dir, rundir.ConfigFile), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,20 +35,20 @@ func toLegacyLayout(t *testing.T, dir string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, ConfigFile), b, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, rundir.ConfigFile), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, e := range entries {
 		switch e.Name() {
-		case PrivateReadme, LedgerFile, SeedFile, TimingFile:
+		case rundir.PrivateReadme, rundir.LedgerFile, rundir.SeedFile, rundir.TimingFile:
 			continue
 		}
-		if err := os.Rename(PrivatePath(dir, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+		if err := os.Rename(rundir.PrivatePath(dir, e.Name()), filepath.Join(dir, e.Name())); err != nil {
 			t.Fatal(err)
 		}
 	}
-	os.RemoveAll(PrivatePath(dir))
+	os.RemoveAll(rundir.PrivatePath(dir))
 }
 
 // A run directory written by an older dptrain (checkpoints and metrics at the top) is refused,
@@ -56,7 +57,7 @@ func toLegacyLayout(t *testing.T, dir string) {
 func TestLegacyRunDirectoryIsRefusedUntilMoved(t *testing.T) {
 	dir := t.TempDir()
 	runUntilCrash(t, dir, 15)
-	ledgerBytes, err := os.ReadFile(PrivatePath(dir, LedgerFile))
+	ledgerBytes, err := os.ReadFile(rundir.PrivatePath(dir, rundir.LedgerFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestLegacyRunDirectoryIsRefusedUntilMoved(t *testing.T) {
 		{"--resume-from", Options{Resume: true, ResumeFrom: filepath.Join(dir, "checkpoint-00000010.dpt")}},
 		{"a new run", Options{}},
 	} {
-		cfg, err := config.LoadConfig(filepath.Join(dir, ConfigFile), nil)
+		cfg, err := config.LoadConfig(filepath.Join(dir, rundir.ConfigFile), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,21 +79,21 @@ func TestLegacyRunDirectoryIsRefusedUntilMoved(t *testing.T) {
 		if err == nil {
 			_, err = tr.Run(context.Background())
 		}
-		for _, want := range []string{"older dptrain", "mkdir -p " + PrivatePath(dir), filepath.Join(dir, CheckpointFile), filepath.Join(dir, MetricsCSV)} {
+		for _, want := range []string{"older dptrain", "mkdir -p " + rundir.PrivatePath(dir), filepath.Join(dir, rundir.CheckpointFile), filepath.Join(dir, rundir.MetricsCSV)} {
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("%s: err = %v, want it to say %q", tc.name, err, want)
 			}
 		}
 	}
-	if _, err := os.Stat(PrivatePath(dir)); err == nil {
+	if _, err := os.Stat(rundir.PrivatePath(dir)); err == nil {
 		t.Error("a refused run created private/")
 	}
 	// What the error says to do.
-	os.MkdirAll(PrivatePath(dir), 0o700)
+	os.MkdirAll(rundir.PrivatePath(dir), 0o700)
 	for _, pat := range []string{"checkpoint*.dpt", "metrics.*"} {
 		m, _ := filepath.Glob(filepath.Join(dir, pat))
 		for _, f := range m {
-			if err := os.Rename(f, PrivatePath(dir, filepath.Base(f))); err != nil {
+			if err := os.Rename(f, rundir.PrivatePath(dir, filepath.Base(f))); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -102,7 +103,7 @@ func TestLegacyRunDirectoryIsRefusedUntilMoved(t *testing.T) {
 	if _, err := resume(t, dir, Options{}); !errors.As(err, &le) || le.Damage != ledger.Missing {
 		t.Fatalf("after moving the files into private/, without the ledger: %v, want a missing ledger", err)
 	}
-	if err := os.WriteFile(PrivatePath(dir, LedgerFile), ledgerBytes, 0o600); err != nil {
+	if err := os.WriteFile(rundir.PrivatePath(dir, rundir.LedgerFile), ledgerBytes, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	sum, err := resume(t, dir, Options{})

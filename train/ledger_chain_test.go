@@ -12,12 +12,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/accounting/modes"
 	"github.com/dptrain/dptrain/train/config"
+	"github.com/dptrain/dptrain/train/rundir"
 
 	"github.com/dptrain/dptrain/ledger"
 )
@@ -38,7 +38,7 @@ func chainedRun(t *testing.T) (dir string, epsOf func(n int) float64) {
 	if _, err := tr.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	ck, err := LoadCheckpoint(PrivatePath(dir, stepCheckpointName(20)))
+	ck, err := rundir.LoadCheckpoint(rundir.PrivatePath(dir, rundir.StepCheckpointName(20)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func rdpOfSteps(t *testing.T, tr *Trainer, record accounting.Step) func(n int) f
 // ledgerLines returns the lines of the run's ledger, each with its newline.
 func ledgerLines(t *testing.T, dir string) []string {
 	t.Helper()
-	b, err := os.ReadFile(PrivatePath(dir, LedgerFile))
+	b, err := os.ReadFile(rundir.PrivatePath(dir, rundir.LedgerFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func writeLedgerLines(t *testing.T, dir string, lines []string) {
 	if !strings.HasSuffix(s, "\n") {
 		s += "\n"
 	}
-	if err := os.WriteFile(PrivatePath(dir, LedgerFile), []byte(s), 0o600); err != nil {
+	if err := os.WriteFile(rundir.PrivatePath(dir, rundir.LedgerFile), []byte(s), 0o600); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -153,7 +153,7 @@ func rechain(t *testing.T, lines []string) []string {
 // resume with a *ledger.Error naming the damage, and leave the ledger as it found it.
 func TestResumeRefusesTamperedLedger(t *testing.T) {
 	src, epsOf := chainedRun(t)
-	from := func(dir string) string { return PrivatePath(dir, stepCheckpointName(20)) }
+	from := func(dir string) string { return rundir.PrivatePath(dir, rundir.StepCheckpointName(20)) }
 	sigma100 := func(l string) string {
 		return strings.Replace(l, `"NoiseMultiplier":1,`, `"NoiseMultiplier":100,`, 1)
 	}
@@ -165,7 +165,7 @@ func TestResumeRefusesTamperedLedger(t *testing.T) {
 	}{
 		{name: "untampered", tamper: func(*testing.T, string) {}},
 		{name: "deleted", damage: ledger.Missing, tamper: func(t *testing.T, dir string) {
-			os.Remove(PrivatePath(dir, LedgerFile))
+			os.Remove(rundir.PrivatePath(dir, rundir.LedgerFile))
 		}},
 		{name: "truncated below the checkpoint", damage: ledger.Truncated, line: 16, tamper: func(t *testing.T, dir string) {
 			writeLedgerLines(t, dir, ledgerLines(t, dir)[:15])
@@ -175,7 +175,7 @@ func TestResumeRefusesTamperedLedger(t *testing.T) {
 			writeLedgerLines(t, dir, ledgerLines(t, dir)[:20])
 		}},
 		{name: "empty", damage: ledger.Truncated, line: 1, tamper: func(t *testing.T, dir string) {
-			os.WriteFile(PrivatePath(dir, LedgerFile), nil, 0o600)
+			os.WriteFile(rundir.PrivatePath(dir, rundir.LedgerFile), nil, 0o600)
 		}},
 		{name: "sigma edited", damage: ledger.Edited, line: 5, tamper: func(t *testing.T, dir string) {
 			l := ledgerLines(t, dir)
@@ -218,11 +218,11 @@ func TestResumeRefusesTamperedLedger(t *testing.T) {
 		{name: "torn inside the checkpoint", damage: ledger.Truncated, line: 20, tamper: func(t *testing.T, dir string) {
 			l := ledgerLines(t, dir)[:20]
 			l[19] = l[19][:len(l[19])/2]
-			os.WriteFile(PrivatePath(dir, LedgerFile), []byte(strings.Join(l, "")), 0o600)
+			os.WriteFile(rundir.PrivatePath(dir, rundir.LedgerFile), []byte(strings.Join(l, "")), 0o600)
 			for _, s := range []int{30, 40} {
-				os.Remove(PrivatePath(dir, stepCheckpointName(s)))
+				os.Remove(rundir.PrivatePath(dir, rundir.StepCheckpointName(s)))
 			}
-			os.Remove(PrivatePath(dir, CheckpointFile))
+			os.Remove(rundir.PrivatePath(dir, rundir.CheckpointFile))
 		}},
 		{name: "not json", damage: ledger.Malformed, line: 3, tamper: func(t *testing.T, dir string) {
 			l := ledgerLines(t, dir)
@@ -247,7 +247,7 @@ func TestResumeRefusesTamperedLedger(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.tamper(t, dir)
-			before, _ := os.ReadFile(PrivatePath(dir, LedgerFile))
+			before, _ := os.ReadFile(rundir.PrivatePath(dir, rundir.LedgerFile))
 			sum, err := resume(t, dir, Options{ResumeFrom: from(dir)}, "output.dir="+dir)
 			if c.damage == "" {
 				if err != nil {
@@ -266,7 +266,7 @@ func TestResumeRefusesTamperedLedger(t *testing.T) {
 				}
 				t.Fatalf("error %v (%T), want a *ledger.Error %q", err, err, c.damage)
 			}
-			if le.Damage != c.damage || c.line != 0 && le.Line != c.line || le.Path != PrivatePath(dir, LedgerFile) {
+			if le.Damage != c.damage || c.line != 0 && le.Line != c.line || le.Path != rundir.PrivatePath(dir, rundir.LedgerFile) {
 				t.Errorf("%s: line %d, %q; want line %d, %q", le.Path, le.Line, le.Damage, c.line, c.damage)
 			}
 			t.Log(err)
@@ -279,7 +279,7 @@ func TestResumeRefusesTamperedLedger(t *testing.T) {
 					t.Errorf("error %q does not say %q", err, want)
 				}
 			}
-			if after, _ := os.ReadFile(PrivatePath(dir, LedgerFile)); !bytes.Equal(before, after) {
+			if after, _ := os.ReadFile(rundir.PrivatePath(dir, rundir.LedgerFile)); !bytes.Equal(before, after) {
 				t.Errorf("the refused resume changed the ledger")
 			}
 		})
@@ -299,15 +299,15 @@ func TestSecondWriterRefusedAfterLockFileRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer first.Close()
-	if err := os.Remove(PrivatePath(dir, LockFile)); err != nil {
+	if err := os.Remove(rundir.PrivatePath(dir, rundir.LockFile)); err != nil {
 		t.Fatal(err)
 	}
 	second, err := New(context.Background(), cfg, Options{})
-	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "in use") {
+	if !errors.Is(err, rundir.ErrLocked) || !strings.Contains(err.Error(), "in use") {
 		if second != nil {
 			second.Close()
 		}
-		t.Fatalf("a second trainer after rm private/lock: %v, want %v", err, ErrLocked)
+		t.Fatalf("a second trainer after rm private/lock: %v, want %v", err, rundir.ErrLocked)
 	}
 	if _, err := first.Run(context.Background()); err != nil {
 		t.Fatalf("the first trainer: %v", err)
@@ -319,19 +319,19 @@ func TestSecondWriterRefusedAfterLockFileRemoved(t *testing.T) {
 	}
 	resumed.Close()
 
-	// The same for LockDir as the sweeps use it.
+	// The same for rundir.LockDir as the sweeps use it.
 	cell := t.TempDir()
-	release, err := LockDir(cell, "lock", "cell 0")
+	release, err := rundir.LockDir(cell, "lock", "cell 0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer release()
 	os.Remove(filepath.Join(cell, "lock"))
-	if r, err := LockDir(cell, "lock", "cell 0"); !errors.Is(err, ErrLocked) {
+	if r, err := rundir.LockDir(cell, "lock", "cell 0"); !errors.Is(err, rundir.ErrLocked) {
 		if r != nil {
 			r()
 		}
-		t.Errorf("LockDir after its file was removed: %v, want %v", err, ErrLocked)
+		t.Errorf("LockDir after its file was removed: %v, want %v", err, rundir.ErrLocked)
 	}
 }
 
@@ -362,7 +362,7 @@ func TestRunStopsWhenLedgerRemovedWhileRunning(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			path := PrivatePath(dir, LedgerFile)
+			path := rundir.PrivatePath(dir, rundir.LedgerFile)
 			hook := HookFunc(func(s *StepInfo) error {
 				if s.Step == 5 {
 					return c.do(path)
@@ -385,54 +385,6 @@ func TestRunStopsWhenLedgerRemovedWhileRunning(t *testing.T) {
 			t.Log(err)
 			if le.Line != 5 || !strings.Contains(err.Error(), "stops") {
 				t.Errorf("error at line %d: %v; want it found after line 5, saying the run stops", le.Line, err)
-			}
-		})
-	}
-}
-
-// The lock is held on the private directory itself, not only on the lock file.
-func TestLockHoldsPrivateDirectory(t *testing.T) {
-	dir := t.TempDir()
-	release, err := LockDir(dir, "lock", "test dir")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer release()
-	f, err := os.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); !errors.Is(err, syscall.EWOULDBLOCK) {
-		t.Errorf("flock of the locked directory: %v, want EWOULDBLOCK", err)
-	}
-}
-
-// Where the file system cannot lock a directory (NFS), only the lock file is locked, and a
-// writer stops once that file is removed or replaced; where it can, removing the file changes
-// nothing for the holder.
-func TestLockFileWatchedWhereDirectoryCannotBeLocked(t *testing.T) {
-	for _, c := range []struct {
-		name     string
-		flockDir func(int) error
-		stop     bool
-	}{
-		{"directory locked", flockNB, false},
-		{"file only", func(int) error { return syscall.ENOLCK }, true},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			dir := t.TempDir()
-			l, err := lockDir(dir, LockFile, "test dir", c.flockDir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer l.release()
-			if err := l.check(); err != nil {
-				t.Fatalf("check of a held lock: %v", err)
-			}
-			os.Remove(filepath.Join(dir, LockFile))
-			if err := l.check(); (err != nil) != c.stop {
-				t.Errorf("check after the lock file was removed: %v; want an error: %v", err, c.stop)
 			}
 		})
 	}
@@ -463,7 +415,7 @@ func TestSecondNewRunOnARunningDirectoryIsInUse(t *testing.T) {
 	if second != nil {
 		second.Close()
 	}
-	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "in use") {
+	if !errors.Is(err, rundir.ErrLocked) || !strings.Contains(err.Error(), "in use") {
 		t.Fatalf("a new run beside a running one: %v, want the directory in use", err)
 	}
 }

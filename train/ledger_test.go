@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dptrain/dptrain/train/config"
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 // A resume from an older checkpoint adds to the privacy ledger, never rewinds it: after 40
@@ -29,7 +30,7 @@ func TestResumeFromOlderCheckpointNeverRewindsLedger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ck, err := LoadCheckpoint(PrivatePath(dir, "checkpoint-00000020.dpt"))
+	ck, err := rundir.LoadCheckpoint(rundir.PrivatePath(dir, "checkpoint-00000020.dpt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func TestResumeFromOlderCheckpointNeverRewindsLedger(t *testing.T) {
 		t.Fatalf("first run: ε = %v, want ε of 40 steps %v", got, want)
 	}
 	for _, want := range []int{60, 80} {
-		sum, err := resume(t, dir, Options{ResumeFrom: PrivatePath(dir, "checkpoint-00000020.dpt")})
+		sum, err := resume(t, dir, Options{ResumeFrom: rundir.PrivatePath(dir, "checkpoint-00000020.dpt")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +50,7 @@ func TestResumeFromOlderCheckpointNeverRewindsLedger(t *testing.T) {
 			t.Errorf("summary: %d steps, ledger %d, abandoned %d; want 40, %d, %d", sum.Steps, sum.LedgerSteps, sum.AbandonedSteps, want, want-40)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(PrivatePath(dir), LedgerFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(rundir.PrivatePath(dir), rundir.LedgerFile)); err != nil {
 		t.Errorf("no ledger file in private/: %v", err)
 	}
 }

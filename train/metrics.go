@@ -14,10 +14,11 @@ import (
 	"strconv"
 
 	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 // MetricsWriter appends one record per step to MetricsJSONL and MetricsCSV in a directory (a
-// run's PrivatePath: the training loss, accuracy and batch size are not covered by the
+// run's rundir.PrivatePath: the training loss, accuracy and batch size are not covered by the
 // guarantee). Each line is written whole and flushed, so a crash loses at most the line being
 // written; on resume, lines past the checkpoint's step are dropped (the files are rewritten
 // atomically) so the metrics match the restored state.
@@ -53,7 +54,7 @@ func OpenMetrics(dir string, modes []string, resumeStep, every int) (*MetricsWri
 	if every < 1 {
 		every = 1
 	}
-	jpath, cpath := filepath.Join(dir, MetricsJSONL), filepath.Join(dir, MetricsCSV)
+	jpath, cpath := filepath.Join(dir, rundir.MetricsJSONL), filepath.Join(dir, rundir.MetricsCSV)
 	if resumeStep > 0 {
 		if err := truncateMetrics(jpath, cpath, resumeStep); err != nil {
 			return nil, err

@@ -11,18 +11,19 @@ import (
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
 	"github.com/dptrain/dptrain/train/config"
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 // snapshotCheckpoint collects the run's state after step: the session's (parameters,
 // optimizer, sampler, seeded streams, ledger) with the run's identity and the average of the
 // iterates.
-func (t *Trainer) snapshotCheckpoint(step int) (*Checkpoint, error) {
+func (t *Trainer) snapshotCheckpoint(step int) (*rundir.Checkpoint, error) {
 	sc, err := t.sess.Checkpoint()
 	if err != nil {
 		return nil, err
 	}
-	c := &Checkpoint{
-		Header: CheckpointHeader{Step: step, ConfigHash: t.hash, Config: t.canon, NoiseMultiplier: t.sigma,
+	c := &rundir.Checkpoint{
+		Header: rundir.CheckpointHeader{Step: step, ConfigHash: t.hash, Config: t.canon, NoiseMultiplier: t.sigma,
 			ElapsedSec: t.elapsed(), Ledger: sc.Ledger, Sampler: sc.Sampler, Streams: sc.Streams, State: sc.OptimizerScalars},
 		Vectors: map[string][]float32{"params": sc.Params},
 	}
@@ -41,7 +42,7 @@ func (t *Trainer) snapshotCheckpoint(step int) (*Checkpoint, error) {
 // restore loads the checkpoint at path into the model, the optimizer and the accountants, and
 // returns the number of steps it had completed.
 func (t *Trainer) restore(path string) (int, error) {
-	c, err := LoadCheckpoint(path)
+	c, err := rundir.LoadCheckpoint(path)
 	if err != nil {
 		return 0, withFallbacks(err, path)
 	}
@@ -54,7 +55,7 @@ func (t *Trainer) restore(path string) (int, error) {
 }
 
 // apply puts the run in the state checkpoint c (read from path) holds.
-func (t *Trainer) apply(c *Checkpoint, path string) (int, error) {
+func (t *Trainer) apply(c *rundir.Checkpoint, path string) (int, error) {
 	if c.Header.NoiseMultiplier != t.sigma {
 		return 0, fmt.Errorf("checkpoint %s was written with noise multiplier %g, this run has %g: resume with the same config", path, c.Header.NoiseMultiplier, t.sigma)
 	}
@@ -112,7 +113,7 @@ func (t *Trainer) apply(c *Checkpoint, path string) (int, error) {
 // acceptChanges decides whether a run whose config differs from the checkpoint's may resume
 // it: never when a Fixed key changed; with Options.AllowChanges when only Changeable keys did,
 // which are then logged and recorded in the summary.
-func (t *Trainer) acceptChanges(path string, h CheckpointHeader) error {
+func (t *Trainer) acceptChanges(path string, h rundir.CheckpointHeader) error {
 	if h.Config == nil {
 		return fmt.Errorf("checkpoint %s was written by a run with a different config (hash %s, this config %s) by an older dptrain that did not record the config's keys: resume with the run's own config.yaml, or start a new run in another output.dir",
 			path, h.ConfigHash, t.hash)
@@ -126,7 +127,7 @@ func (t *Trainer) acceptChanges(path string, h CheckpointHeader) error {
 			changeable = append(changeable, c.String())
 		}
 	}
-	seedFile := PrivatePath(t.cfg.Output.Dir, SeedFile)
+	seedFile := rundir.PrivatePath(t.cfg.Output.Dir, rundir.SeedFile)
 	if seed, ok := h.Config["seed"]; ok && t.cfg.Seed == nil {
 		if _, err := os.Stat(seedFile); os.IsNotExist(err) {
 			// A seeded run keeps its seed in private/, not in its public config.yaml.
@@ -137,10 +138,10 @@ func (t *Trainer) acceptChanges(path string, h CheckpointHeader) error {
 	switch {
 	case len(fixed) > 0:
 		return fmt.Errorf("checkpoint %s was written with a different config; these keys change the privacy accounting or the data and must match to resume:\n  %s\nresume with the run's own config (%s in the run directory), or start a new run in another output.dir",
-			path, strings.Join(fixed, "\n  "), ConfigFile)
+			path, strings.Join(fixed, "\n  "), rundir.ConfigFile)
 	case len(changeable) > 0 && !t.opts.AllowChanges:
 		return fmt.Errorf("checkpoint %s was written with a different config:\n  %s\nthese keys do not change the privacy accounting: pass --allow-changes to resume with them, or resume with the run's own %s",
-			path, strings.Join(changeable, "\n  "), ConfigFile)
+			path, strings.Join(changeable, "\n  "), rundir.ConfigFile)
 	}
 	for _, c := range changeable {
 		t.log.Warnf("resuming with a changed config key (--allow-changes): %s", c)
@@ -155,7 +156,7 @@ func (t *Trainer) acceptChanges(path string, h CheckpointHeader) error {
 func withFallbacks(err error, path string) error {
 	var older []string
 	fi, ferr := os.Stat(path)
-	for _, o := range olderCheckpoints(filepath.Dir(path)) {
+	for _, o := range rundir.OlderCheckpoints(filepath.Dir(path)) {
 		if o == path {
 			continue
 		}

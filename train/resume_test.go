@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/dptrain/dptrain/train/config"
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 // crashAt returns a hook that fails the run after step n.
@@ -45,7 +46,7 @@ func runUntilCrash(t *testing.T, dir string, n int, sets ...string) *config.Conf
 
 func resume(t *testing.T, dir string, opts Options, sets ...string) (*Summary, error) {
 	t.Helper()
-	cfg, err := config.LoadConfig(filepath.Join(dir, ConfigFile), sets)
+	cfg, err := config.LoadConfig(filepath.Join(dir, rundir.ConfigFile), sets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,21 +102,21 @@ func TestResumeWithoutCheckpointIsAnError(t *testing.T) {
 func TestKeepsLastCheckpointsAndRemovesTemps(t *testing.T) {
 	dir := t.TempDir()
 	runUntilCrash(t, dir, 25)
-	got := olderCheckpoints(PrivatePath(dir))
-	want := []string{PrivatePath(dir, "checkpoint-00000020.dpt"), PrivatePath(dir, "checkpoint-00000010.dpt")}
+	got := rundir.OlderCheckpoints(rundir.PrivatePath(dir))
+	want := []string{rundir.PrivatePath(dir, "checkpoint-00000020.dpt"), rundir.PrivatePath(dir, "checkpoint-00000010.dpt")}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("kept %v, want %v", got, want)
 	}
-	if c, err := LoadCheckpoint(PrivatePath(dir, CheckpointFile)); err != nil || c.Header.Step != 20 {
+	if c, err := rundir.LoadCheckpoint(rundir.PrivatePath(dir, rundir.CheckpointFile)); err != nil || c.Header.Step != 20 {
 		t.Fatalf("checkpoint.dpt: %v, want step 20", err)
 	}
-	stale := []string{filepath.Join(PrivateDir, ".checkpoint.dpt.tmp-123"), filepath.Join(PrivateDir, ".metrics.jsonl.tmp-9"), ModelFile + ".tmp42"}
+	stale := []string{filepath.Join(rundir.PrivateDir, ".checkpoint.dpt.tmp-123"), filepath.Join(rundir.PrivateDir, ".metrics.jsonl.tmp-9"), rundir.ModelFile + ".tmp42"}
 	for _, s := range stale {
 		os.WriteFile(filepath.Join(dir, s), []byte("half"), 0o644)
 	}
 	// Damaged newest, written in place: checkpoint-00000020.dpt, the same file (a hard
 	// link), is damaged with it and is not offered.
-	os.WriteFile(PrivatePath(dir, CheckpointFile), []byte("DPTCKPT1 torn"), 0o644)
+	os.WriteFile(rundir.PrivatePath(dir, rundir.CheckpointFile), []byte("DPTCKPT1 torn"), 0o644)
 	if _, err := resume(t, dir, Options{}); err == nil || !strings.Contains(err.Error(), "checkpoint-00000010.dpt") {
 		t.Errorf("damaged checkpoint.dpt: %v, want the error to name the older checkpoints", err)
 	}
@@ -137,22 +138,22 @@ func TestKeepsLastCheckpointsAndRemovesTemps(t *testing.T) {
 func TestResumeRepairsTornMetricsAndContinuesElapsed(t *testing.T) {
 	dir := t.TempDir()
 	runUntilCrash(t, dir, 15)
-	f, _ := os.OpenFile(PrivatePath(dir, MetricsCSV), os.O_APPEND|os.O_WRONLY, 0)
+	f, _ := os.OpenFile(rundir.PrivatePath(dir, rundir.MetricsCSV), os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString("16,0.8,240,0.3") // a write cut by a full disk
 	f.Close()
-	ck, _ := LoadCheckpoint(PrivatePath(dir, CheckpointFile))
+	ck, _ := rundir.LoadCheckpoint(rundir.PrivatePath(dir, rundir.CheckpointFile))
 	if !(ck.Header.ElapsedSec > 0) {
 		t.Fatalf("checkpoint elapsed_s = %v", ck.Header.ElapsedSec)
 	}
 	if _, err := resume(t, dir, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := os.ReadFile(PrivatePath(dir, MetricsCSV))
+	b, _ := os.ReadFile(rundir.PrivatePath(dir, rundir.MetricsCSV))
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	if len(lines) != 31 || !strings.HasPrefix(lines[11], "11,") || !strings.HasPrefix(lines[30], "30,") {
 		t.Errorf("metrics.csv has %d lines (want a header and 30 rows, one per step):\n%s", len(lines), b)
 	}
-	jf, _ := os.Open(PrivatePath(dir, MetricsJSONL))
+	jf, _ := os.Open(rundir.PrivatePath(dir, rundir.MetricsJSONL))
 	defer jf.Close()
 	sc := bufio.NewScanner(jf)
 	for sc.Scan() {
@@ -231,14 +232,14 @@ func TestFullDiskDuringCheckpoint(t *testing.T) {
 					t.Errorf("the error %q does not say %q", err, w)
 				}
 			}
-			temps, _ := filepath.Glob(PrivatePath(dir, ".*.tmp-*"))
+			temps, _ := filepath.Glob(rundir.PrivatePath(dir, ".*.tmp-*"))
 			if len(temps) > 0 {
 				t.Errorf("the failed checkpoint left %v", temps)
 			}
 			if test.fullFrom == 1 {
 				return
 			}
-			if c, err := LoadCheckpoint(PrivatePath(dir, CheckpointFile)); err != nil || c.Header.Step != 20 {
+			if c, err := rundir.LoadCheckpoint(rundir.PrivatePath(dir, rundir.CheckpointFile)); err != nil || c.Header.Step != 20 {
 				t.Fatalf("checkpoint.dpt after the failed checkpoint: %v, want step 20 intact", err)
 			}
 			checkpointSink = func(w io.Writer) io.Writer { return w } // space freed

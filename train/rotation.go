@@ -3,36 +3,28 @@ package train
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 // Checkpoint rotation. Every checkpoint is written to its own file, checkpoint-<step>.dpt in the
-// run's PrivateDir, and checkpoint.dpt there is made to point at the newest (a hard link, or a
+// run's rundir.PrivateDir, and checkpoint.dpt there is made to point at the newest (a hard link, or a
 // copy where links are not supported). The newest training.keep_checkpoints step files are kept, so that a damaged
 // newest file still leaves an older one to resume from with --resume-from.
 
-// stepCheckpointName is the file name of the checkpoint taken after step.
-func stepCheckpointName(step int) string { return fmt.Sprintf("checkpoint-%08d.dpt", step) }
-
-// stepCheckpointGlob matches every stepCheckpointName.
-const stepCheckpointGlob = "checkpoint-[0-9]*.dpt"
-
-// olderCheckpoints lists the step checkpoints in dir, newest first.
-func olderCheckpoints(dir string) []string {
-	m, _ := filepath.Glob(filepath.Join(dir, stepCheckpointGlob))
-	slices.Sort(m)
-	slices.Reverse(m)
-	return m
-}
+// checkpointSink wraps the writer of a checkpoint's temporary file: tests replace it to fill
+// the disk.
+var checkpointSink = func(w io.Writer) io.Writer { return w }
 
 // checkpoint writes the run's state after step and rotates the kept checkpoints.
 func (t *Trainer) checkpoint(step int) error {
-	dir := PrivatePath(t.cfg.Output.Dir)
+	dir := rundir.PrivatePath(t.cfg.Output.Dir)
 	if err := t.checkRunDir(); err != nil {
 		return err
 	}
@@ -46,22 +38,22 @@ func (t *Trainer) checkpoint(step int) error {
 	if err != nil {
 		return err
 	}
-	stepPath := filepath.Join(dir, stepCheckpointName(step))
-	if err := SaveCheckpoint(stepPath, c); err != nil {
+	stepPath := filepath.Join(dir, rundir.StepCheckpointName(step))
+	if err := rundir.SaveCheckpointThrough(stepPath, c, checkpointSink); err != nil {
 		return err
 	}
-	latest := filepath.Join(dir, CheckpointFile)
-	tmp := filepath.Join(dir, fmt.Sprintf(".%s.tmp-link-%d", CheckpointFile, time.Now().UnixNano()))
+	latest := filepath.Join(dir, rundir.CheckpointFile)
+	tmp := filepath.Join(dir, fmt.Sprintf(".%s.tmp-link-%d", rundir.CheckpointFile, time.Now().UnixNano()))
 	if err := os.Link(stepPath, tmp); err == nil {
 		if err := os.Rename(tmp, latest); err != nil {
 			os.Remove(tmp)
 			return fmt.Errorf("checkpoint: %w", err)
 		}
-	} else if err := SaveCheckpoint(latest, c); err != nil {
+	} else if err := rundir.SaveCheckpointThrough(latest, c, checkpointSink); err != nil {
 		return err
 	}
 	t.lastCheckpoint, t.lastStep = latest, step
-	for _, old := range olderCheckpoints(dir)[min(t.cfg.Training.KeepCheckpoints, len(olderCheckpoints(dir))):] {
+	for _, old := range rundir.OlderCheckpoints(dir)[min(t.cfg.Training.KeepCheckpoints, len(rundir.OlderCheckpoints(dir))):] {
 		if err := os.Remove(old); err != nil {
 			t.log.Warnf("could not remove the old checkpoint %s: %v", old, err)
 		}
@@ -110,7 +102,7 @@ func (e *CheckpointError) Unwrap() error { return e.Err }
 // checkpointFailed is the error of a checkpoint of step that could not be saved.
 func (t *Trainer) checkpointFailed(step int, err error) error {
 	return &CheckpointError{Step: step, Err: err, Previous: t.lastCheckpoint, PreviousStep: t.lastStep,
-		Config: filepath.Join(t.cfg.Output.Dir, ConfigFile)}
+		Config: filepath.Join(t.cfg.Output.Dir, rundir.ConfigFile)}
 }
 
 // removeStaleTemps deletes the temporary files that writes killed half-way left in dir (the
@@ -122,7 +114,7 @@ func removeStaleTemps(dir string, log Logger) {
 	}
 	for _, e := range entries {
 		n := e.Name()
-		if e.IsDir() || !(strings.HasPrefix(n, ".") && strings.Contains(n, ".tmp-") || strings.HasPrefix(n, ModelFile+".tmp")) {
+		if e.IsDir() || !(strings.HasPrefix(n, ".") && strings.Contains(n, ".tmp-") || strings.HasPrefix(n, rundir.ModelFile+".tmp")) {
 			continue
 		}
 		if err := os.Remove(filepath.Join(dir, n)); err == nil {

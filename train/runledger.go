@@ -8,19 +8,11 @@ import (
 	"slices"
 
 	"github.com/dptrain/dptrain/ledger"
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
-// LedgerFile is the run's privacy ledger in its PrivateDir (package ledger): one JSON line per
-// private step ever executed on the run's data, on every branch of the run. It only grows. A
-// resume from any checkpoint, the newest or an older one (--resume-from), reads it whole,
-// verifies it against every checkpoint of the run (each records the ledger's length and head)
-// and composes every line into the live accountants, so that ε counts the steps of abandoned
-// branches too: privacy spent is never given back, however the run is continued. A damaged
-// ledger stops the resume with a *ledger.Error.
-const LedgerFile = ledger.FileName
-
 // ledgerFix is what an operator can do about a damaged run ledger.
-var ledgerFix = fmt.Sprintf("restore %s from a backup and resume again, or start a new run in another output.dir", filepath.Join(PrivateDir, LedgerFile))
+var ledgerFix = fmt.Sprintf("restore %s from a backup and resume again, or start a new run in another output.dir", filepath.Join(rundir.PrivateDir, rundir.LedgerFile))
 
 // runLedgerError gives a ledger error the run directory's fix.
 func runLedgerError(err error) error {
@@ -50,13 +42,13 @@ func (t *Trainer) ledgerAnchors() []ledger.Anchor {
 	if t.resumed != nil {
 		add(*t.resumed)
 	}
-	dir := PrivatePath(t.cfg.Output.Dir)
-	for _, path := range append(olderCheckpoints(dir), filepath.Join(dir, CheckpointFile)) {
+	dir := rundir.PrivatePath(t.cfg.Output.Dir)
+	for _, path := range append(rundir.OlderCheckpoints(dir), filepath.Join(dir, rundir.CheckpointFile)) {
 		fi, err := os.Stat(path)
 		if err != nil || slices.ContainsFunc(seen, func(s os.FileInfo) bool { return os.SameFile(s, fi) }) {
 			continue
 		}
-		c, err := LoadCheckpoint(path)
+		c, err := rundir.LoadCheckpoint(path)
 		if err != nil {
 			t.log.Warnf("the privacy ledger is not checked against %s, which cannot be read: %v", path, err)
 			continue
@@ -80,7 +72,7 @@ func (t *Trainer) openLedger(start int) error {
 	if t.live == nil {
 		return nil
 	}
-	path := PrivatePath(t.cfg.Output.Dir, LedgerFile)
+	path := rundir.PrivatePath(t.cfg.Output.Dir, rundir.LedgerFile)
 	if t.resumed != nil && t.resumed.Head == "" {
 		return &ledger.Error{Path: path, Damage: ledger.Unchained, Fix: "finish the run with the dptrain that wrote it, or start a new run in another output.dir", Checkpoint: t.resumed.From,
 			Detail: fmt.Sprintf("checkpoint %s records no ledger head: it was written by a dptrain from before the ledger's lines were chained by hash", t.resumed.From)}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 // A seeded run keeps its seed out of the public config.yaml (in private/seed.yaml, where a
@@ -13,14 +15,14 @@ import (
 func TestSeedIsPrivateAndSeededRunNotPrivate(t *testing.T) {
 	dir := t.TempDir()
 	runUntilCrash(t, dir, 15) // synthetic sets seed: 3
-	pub, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	pub, err := os.ReadFile(filepath.Join(dir, rundir.ConfigFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(string(pub), "seed") {
-		t.Errorf("the public %s holds the seed:\n%s", ConfigFile, pub)
+		t.Errorf("the public %s holds the seed:\n%s", rundir.ConfigFile, pub)
 	}
-	if b, err := os.ReadFile(PrivatePath(dir, "seed.yaml")); err != nil || !strings.Contains(string(b), "seed: 3") {
+	if b, err := os.ReadFile(rundir.PrivatePath(dir, "seed.yaml")); err != nil || !strings.Contains(string(b), "seed: 3") {
 		t.Errorf("private/seed.yaml: %q, %v; want the seed", b, err)
 	}
 	sum, err := resume(t, dir, Options{}) // from the public config.yaml
@@ -30,7 +32,7 @@ func TestSeedIsPrivateAndSeededRunNotPrivate(t *testing.T) {
 	if !sum.Reproducible || sum.NotPrivate == "" {
 		t.Errorf("resumed seeded run: reproducible %v, not_private %q; want it seeded and labelled not private", sum.Reproducible, sum.NotPrivate)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, SummaryFile))
+	b, err := os.ReadFile(filepath.Join(dir, rundir.SummaryFile))
 	if err != nil || !strings.Contains(string(b), `"not_private": "a seed was set`) {
 		t.Errorf("summary.json does not label the seeded run not private:\n%s", b)
 	}
@@ -68,11 +70,11 @@ func TestResumeFromSavedConfigWithResolvedStopAccountant(t *testing.T) {
 func TestResumeNamesAMissingSeedFile(t *testing.T) {
 	dir := t.TempDir()
 	runUntilCrash(t, dir, 15) // synthetic sets seed: 3
-	if err := os.Remove(PrivatePath(dir, SeedFile)); err != nil {
+	if err := os.Remove(rundir.PrivatePath(dir, rundir.SeedFile)); err != nil {
 		t.Fatal(err)
 	}
 	_, err := resume(t, dir, Options{})
-	if err == nil || !strings.Contains(err.Error(), "its seed file "+PrivatePath(dir, SeedFile)+" is missing") || !strings.Contains(err.Error(), "seed: 3") {
+	if err == nil || !strings.Contains(err.Error(), "its seed file "+rundir.PrivatePath(dir, rundir.SeedFile)+" is missing") || !strings.Contains(err.Error(), "seed: 3") {
 		t.Fatalf("resume without private/seed.yaml: %v, want the missing file named with its seed", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/train/config"
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 // cancelOn is a log hook that cancels a context when a message starting with prefix is logged.
@@ -60,7 +61,7 @@ func TestNewStopsWhenInterruptedDuringPreparation(t *testing.T) {
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted while building the model") {
 		t.Fatalf("New cancelled after loading the data: %v, want an InterruptedError before the model", err)
 	}
-	if _, err := os.Stat(PrivatePath(dir, CheckpointFile)); err == nil {
+	if _, err := os.Stat(rundir.PrivatePath(dir, rundir.CheckpointFile)); err == nil {
 		t.Error("an interrupted preparation wrote a checkpoint")
 	}
 	// A signal while σ is calibrated.
@@ -126,8 +127,8 @@ func TestSecondWriterOfRunDirectoryRefused(t *testing.T) {
 func TestForeignOutputDirRefused(t *testing.T) {
 	dir := t.TempDir()
 	mine := []byte("# the user's own config\nlr: 3\n")
-	os.WriteFile(filepath.Join(dir, ConfigFile), mine, 0o644)
-	os.WriteFile(filepath.Join(dir, SummaryFile), []byte("{}"), 0o644)
+	os.WriteFile(filepath.Join(dir, rundir.ConfigFile), mine, 0o644)
+	os.WriteFile(filepath.Join(dir, rundir.SummaryFile), []byte("{}"), 0o644)
 	cfg, err := config.ParseConfig([]byte(synthetic), []string{"output.dir=" + dir})
 	if err != nil {
 		t.Fatal(err)
@@ -140,10 +141,10 @@ func TestForeignOutputDirRefused(t *testing.T) {
 	if !strings.Contains(err.Error(), "not a dptrain run directory") || !strings.Contains(err.Error(), "output.dir") || !strings.Contains(err.Error(), "--resume") {
 		t.Errorf("message %q does not say how to choose another directory", err)
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, ConfigFile)); !bytes.Equal(b, mine) {
+	if b, _ := os.ReadFile(filepath.Join(dir, rundir.ConfigFile)); !bytes.Equal(b, mine) {
 		t.Error("the user's config.yaml was changed")
 	}
-	if _, err := os.Stat(PrivatePath(dir)); err == nil {
+	if _, err := os.Stat(rundir.PrivatePath(dir)); err == nil {
 		t.Error("the refused run created private/ in the user's directory")
 	}
 }

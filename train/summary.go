@@ -1,16 +1,11 @@
 package train
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/accounting/modes"
-
-	"github.com/dptrain/dptrain/data"
 )
 
 // Summary is the outcome of a run, printed by `dptrain train` (as JSON with --json) and written
@@ -75,7 +70,7 @@ type Summary struct {
 	// WallSec is the training time over every session of the run (resumes included), and
 	// MsPerStep this session's time per step. They are the operator's: a step's time depends
 	// on its realised (Poisson) batch size, so they are written to private/timing.json
-	// (TimingFile), never to summary.json.
+	// (rundir.TimingFile), never to summary.json.
 	WallSec      float64 `json:"-"`
 	MsPerStep    float64 `json:"-"`
 	Reproducible bool    `json:"reproducible"`
@@ -89,47 +84,8 @@ type Summary struct {
 	ConfigFile string `json:"config_file"`
 }
 
-// Files an interrupted run writes in its PrivateDir instead of ModelFile and SummaryFile at
-// the top (Summary.Held).
-const (
-	InterruptedModelFile   = "model-interrupted.dpm"
-	InterruptedSummaryFile = "summary-interrupted.json"
-)
-
 // PublicQuantitiesNote is Summary.PublicQuantities, with n.
 const PublicQuantitiesNote = "n = %d (dataset_size) is declared public, as the accountants assume (the sample rate q = batch_size/n is computed from it); the realised batch sizes and the timing are not, and stay in private/"
-
-// TimingFile holds a run's timing in its PrivateDir.
-const TimingFile = "timing.json"
-
-// Timing is a run's timing, operator-only (Summary.WallSec).
-type Timing struct {
-	WallSec   float64 `json:"wall_s"`
-	MsPerStep float64 `json:"ms_per_step"`
-	BLAS      string  `json:"blas"`
-}
-
-// writeTiming writes s's timing to runDir's TimingFile.
-func writeTiming(runDir string, s *Summary) error {
-	return data.WriteFileAtomic(PrivatePath(runDir, TimingFile), func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(Timing{WallSec: s.WallSec, MsPerStep: s.MsPerStep, BLAS: s.BLAS})
-	})
-}
-
-// ReadTiming reads the timing of the run in runDir (from its private/ directory).
-func ReadTiming(runDir string) (*Timing, error) {
-	b, err := os.ReadFile(PrivatePath(runDir, TimingFile))
-	if err != nil {
-		return nil, err
-	}
-	tm := new(Timing)
-	if err := json.Unmarshal(b, tm); err != nil {
-		return nil, fmt.Errorf("%s: %w", PrivatePath(runDir, TimingFile), err)
-	}
-	return tm, nil
-}
 
 // heldNote is Summary.Held for a run interrupted after step of total steps: where its model
 // and summary are kept, and which of the run's accountants (names) cover an intermediate model

@@ -15,6 +15,7 @@ import (
 	"github.com/dptrain/dptrain/algorithm"
 	"github.com/dptrain/dptrain/comm"
 	"github.com/dptrain/dptrain/train/config"
+	"github.com/dptrain/dptrain/train/rundir"
 
 	"github.com/dptrain/dptrain"
 	"github.com/dptrain/dptrain/accounting"
@@ -76,15 +77,6 @@ type Options struct {
 	Oracle func(optim.GradientOracle) optim.GradientOracle
 }
 
-// Files in a run's output directory: ModelFile, SummaryFile and ConfigFile at the top,
-// CheckpointFile (the newest checkpoint) in PrivateDir (see PrivatePath).
-const (
-	CheckpointFile = "checkpoint.dpt"
-	ModelFile      = "model.dpm"
-	SummaryFile    = "summary.json"
-	ConfigFile     = "config.yaml"
-)
-
 // Trainer is one configured training run.
 type Trainer struct {
 	cfg   *config.Config
@@ -131,7 +123,7 @@ type Trainer struct {
 	// lastStep its step.
 	lastCheckpoint string
 	lastStep       int
-	// ledger is the run's privacy ledger file (LedgerFile), which only grows; resumed is the
+	// ledger is the run's privacy ledger file (rundir.LedgerFile), which only grows; resumed is the
 	// record of it (length and head) in the checkpoint resumed from, nil for a new run.
 	ledger  *ledger.File
 	resumed *ledger.Anchor
@@ -140,8 +132,8 @@ type Trainer struct {
 	// abandoned is the number of steps the ledger holds beyond this branch's trajectory
 	// (steps of branches the run abandoned by continuing from an older checkpoint).
 	abandoned int
-	// lock is the run directory's lock (its PrivateDir and LockFile), taken by New.
-	lock *dirLock
+	// lock is the run directory's lock (its rundir.PrivateDir and rundir.LockFile), taken by New.
+	lock *rundir.Lock
 }
 
 // InterruptedError is the error of New when its context is cancelled (Ctrl-C, SIGTERM) while
@@ -199,11 +191,11 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (_ *Trainer, err
 	}()
 	if cfg.Seed == nil && opts.Resume && t.dist.leader() {
 		// A seeded run's seed is kept in private/, not in its public config.yaml.
-		if cfg.Seed, err = readSeed(cfg.Output.Dir); err != nil {
+		if cfg.Seed, err = rundir.ReadSeed(cfg.Output.Dir); err != nil {
 			return nil, err
 		}
 		if cfg.Seed != nil {
-			t.log.Infof("seed read from %s: the run being resumed is seeded", PrivatePath(cfg.Output.Dir, SeedFile))
+			t.log.Infof("seed read from %s: the run being resumed is seeded", rundir.PrivatePath(cfg.Output.Dir, rundir.SeedFile))
 		}
 	}
 	if t.dist != nil {
@@ -342,7 +334,7 @@ func (t *Trainer) buildOptimizer(ctx context.Context, sched optim.Schedule) erro
 		// A resumed run keeps the σ it was calibrated with, even when --allow-changes
 		// lengthened it: the stop rule still holds the target, so the lengthened run stops
 		// before the step that would exceed it.
-		if c, err := LoadCheckpoint(t.resumePath()); err == nil && c.Header.NoiseMultiplier > 0 {
+		if c, err := rundir.LoadCheckpoint(t.resumePath()); err == nil && c.Header.NoiseMultiplier > 0 {
 			sigma, calibrate = c.Header.NoiseMultiplier, false
 			t.log.Infof("resuming: the noise multiplier stays σ = %s, calibrated when the run started; training stops before ε would exceed %g",
 				FormatUp(sigma, 6), cfg.Privacy.TargetEpsilon)
@@ -496,7 +488,7 @@ func (t *Trainer) declaredRun(opt optim.Optimizer) accounting.Run {
 
 // Run trains to the end (or to the privacy target) and returns the summary. It writes the
 // final model, summary.json and config.yaml at the top of the output directory, and the
-// checkpoints and metrics, which the guarantee does not cover, into its PrivateDir.
+// checkpoints and metrics, which the guarantee does not cover, into its rundir.PrivateDir.
 func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	defer t.Close()
 	if !t.dist.leader() {
@@ -504,9 +496,9 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	}
 	cfg := t.cfg
 	out := cfg.Output.Dir
-	ckptPath := PrivatePath(out, CheckpointFile)
+	ckptPath := rundir.PrivatePath(out, rundir.CheckpointFile)
 	from := t.resumePath()
-	if err := legacyLayout(out); err != nil {
+	if err := rundir.LegacyLayout(out); err != nil {
 		return nil, err
 	}
 	if t.opts.Resume {
@@ -517,11 +509,11 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, err
 	}
-	if err := makePrivateDir(out); err != nil {
+	if err := rundir.MakePrivateDir(out); err != nil {
 		return nil, err
 	}
 	removeStaleTemps(out, t.log)
-	removeStaleTemps(PrivatePath(out), t.log)
+	removeStaleTemps(rundir.PrivatePath(out), t.log)
 	start := 0
 	if t.opts.Resume {
 		s, err := t.restore(from)
@@ -551,7 +543,7 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	}
 	saved := *cfg
 	saved.Privacy.StopAccountant = t.givenStop
-	if err := writeConfig(out, &saved); err != nil {
+	if err := rundir.WriteConfig(out, &saved); err != nil {
 		return nil, err
 	}
 
@@ -559,7 +551,7 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	if t.live == nil {
 		modes = nil
 	}
-	metrics, err := OpenMetrics(PrivatePath(out), modes, start, 1)
+	metrics, err := OpenMetrics(rundir.PrivatePath(out), modes, start, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -663,9 +655,9 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	// intermediate iterate: releasing it as well as the final one would be a second release,
 	// which no hidden-state (last iterate only) bound covers. It is kept in private/, with
 	// its summary, until the run is resumed to its end.
-	modelPath, summaryPath := filepath.Join(out, ModelFile), filepath.Join(out, SummaryFile)
+	modelPath, summaryPath := filepath.Join(out, rundir.ModelFile), filepath.Join(out, rundir.SummaryFile)
 	if interrupted {
-		modelPath, summaryPath = PrivatePath(out, InterruptedModelFile), PrivatePath(out, InterruptedSummaryFile)
+		modelPath, summaryPath = rundir.PrivatePath(out, rundir.InterruptedModelFile), rundir.PrivatePath(out, rundir.InterruptedSummaryFile)
 	}
 	if err := models.Save(modelPath, t.model); err != nil {
 		return nil, err
@@ -676,17 +668,17 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 		Epochs: float64(step) * t.sampler.SampleRate(), SampleRate: t.sampler.SampleRate(),
 		BatchSize: cfg.Optimizer.BatchSize, DatasetSize: t.train.Len(), NoiseMultiplier: t.sigma,
 		ClipNorm: cfg.Optimizer.ClipNorm, StoppedEarly: stopped, Interrupted: interrupted, WallSec: t.elapsed(),
-		ChangedOnResume: t.changes, ConfigFile: filepath.Join(out, ConfigFile),
+		ChangedOnResume: t.changes, ConfigFile: filepath.Join(out, rundir.ConfigFile),
 		Reproducible: cfg.Seed != nil, BLAS: models.BLAS(), ModelFile: modelPath, OutputDir: out,
 	}
 	if interrupted {
-		sum.Held = heldNote(step, t.total, modelPath, PrivatePath(out)+string(filepath.Separator), cfg.Privacy.Accountants, t.plan.Run)
+		sum.Held = heldNote(step, t.total, modelPath, rundir.PrivatePath(out)+string(filepath.Separator), cfg.Privacy.Accountants, t.plan.Run)
 	}
 	if sum.ClipNorm == 0 && t.plan.Run.Lipschitz > 0 {
 		sum.Lipschitz = t.plan.Run.Lipschitz
 	}
 	if cfg.Seed != nil {
-		sum.NotPrivate = NotPrivateSeeded
+		sum.NotPrivate = rundir.NotPrivateSeeded
 	}
 	if t.dist != nil {
 		sum.Ranks = t.dist.comm.Size()
@@ -714,7 +706,7 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if err := writeTiming(out, sum); err != nil {
+	if err := rundir.WriteTiming(out, rundir.Timing{WallSec: sum.WallSec, MsPerStep: sum.MsPerStep, BLAS: sum.BLAS}); err != nil {
 		return nil, err
 	}
 	return sum, nil
@@ -758,7 +750,7 @@ func (t *Trainer) resumePath() string {
 	if t.opts.ResumeFrom != "" {
 		return t.opts.ResumeFrom
 	}
-	return PrivatePath(t.cfg.Output.Dir, CheckpointFile)
+	return rundir.PrivatePath(t.cfg.Output.Dir, rundir.CheckpointFile)
 }
 
 // modelFacts is what an algorithm's Prepare reads of nw (algorithm.Model).

@@ -21,6 +21,7 @@ import (
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
 	"github.com/dptrain/dptrain/train/config"
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 // synthetic is a small run on the synthetic mixture (4800 examples of 20 features), fast
@@ -133,7 +134,7 @@ func TestResumeContinuesLedger(t *testing.T) {
 	if _, err := tr.Run(context.Background()); !errors.Is(err, errCrash) {
 		t.Fatalf("error %v, want the simulated crash", err)
 	}
-	ck, err := LoadCheckpoint(PrivatePath(dir, CheckpointFile))
+	ck, err := rundir.LoadCheckpoint(rundir.PrivatePath(dir, rundir.CheckpointFile))
 	if err != nil || ck.Header.Step != 10 {
 		t.Fatalf("checkpoint after crash: %v, step %d; want step 10", err, ck.Header.Step)
 	}
@@ -162,7 +163,7 @@ func TestResumeContinuesLedger(t *testing.T) {
 	if sum.Steps != 30 || math.Abs(sum.Epsilon[0].Epsilon-want35.Epsilon[0].Epsilon) > 1e-12 || !(sum.Epsilon[0].Epsilon > want.Epsilon[0].Epsilon) {
 		t.Errorf("resumed run: %d steps, ε = %v; want 30 steps and ε of 35 steps, %v (30 steps: %v)", sum.Steps, sum.Epsilon[0].Epsilon, want35.Epsilon[0].Epsilon, want.Epsilon[0].Epsilon)
 	}
-	ck, _ = LoadCheckpoint(PrivatePath(dir, CheckpointFile))
+	ck, _ = rundir.LoadCheckpoint(rundir.PrivatePath(dir, rundir.CheckpointFile))
 	if n := ck.Header.Ledger[0].Count; len(ck.Header.Ledger) != 1 || n != 35 {
 		t.Errorf("ledger %+v, want one run of 35 steps", ck.Header.Ledger)
 	}
@@ -199,7 +200,7 @@ func TestDivergenceStopsWithCheckpointKept(t *testing.T) {
 	if !strings.Contains(err.Error(), "checkpoint") {
 		t.Errorf("error %q does not point at the last good checkpoint", err)
 	}
-	if ck, err := LoadCheckpoint(PrivatePath(cfg.Output.Dir, CheckpointFile)); err == nil {
+	if ck, err := rundir.LoadCheckpoint(rundir.PrivatePath(cfg.Output.Dir, rundir.CheckpointFile)); err == nil {
 		if !finite(ck.Vectors["params"]) {
 			t.Error("the kept checkpoint holds non-finite parameters")
 		}

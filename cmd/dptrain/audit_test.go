@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dptrain/dptrain/train"
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 // audit --json and the text report, the report file and the plot.
@@ -41,19 +41,19 @@ func TestAuditCommand(t *testing.T) {
 		rep.Modes[0].Label != "certified" || rep.Bound.Epsilon > rep.Modes[0].Epsilon {
 		t.Errorf("report %+v", rep)
 	}
-	for _, f := range []string{plot, filepath.Join(run, AuditFile), train.PrivatePath(run, train.CheckpointFile), train.PrivatePath(run, train.MetricsJSONL)} {
+	for _, f := range []string{plot, filepath.Join(run, AuditFile), rundir.PrivatePath(run, rundir.CheckpointFile), rundir.PrivatePath(run, rundir.MetricsJSONL)} {
 		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(run, train.CheckpointFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(run, rundir.CheckpointFile)); err == nil {
 		t.Errorf("the audit run left a checkpoint at the top of %s, outside private/", run)
 	}
 	out, _, err = runDptrain(t, "audit", "--config", cfg, "--set", "output.dir="+filepath.Join(dir, "run2"), "--canaries", "100", "--threat", "final-model", "--no-progress")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"ε_lower = ", "final-model", "rdp", "certified", "not refuted", "never certify", "operator only", train.PrivatePath(filepath.Join(dir, "run2"))} {
+	for _, want := range []string{"ε_lower = ", "final-model", "rdp", "certified", "not refuted", "never certify", "operator only", rundir.PrivatePath(filepath.Join(dir, "run2"))} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text report lacks %q:\n%s", want, out)
 		}

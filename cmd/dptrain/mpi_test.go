@@ -19,7 +19,7 @@ import (
 
 	"github.com/dptrain/dptrain/internal/mpi"
 	"github.com/dptrain/dptrain/models"
-	"github.com/dptrain/dptrain/train"
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 // mpiConfig is a seeded data-parallel run on the synthetic mixture.
@@ -201,11 +201,11 @@ func TestMPICtrlCPrintsTheCommandToContinue(t *testing.T) {
 	if n := strings.Count(got, "Continue with:\n  "+resume+"\n"); n != 2 {
 		t.Errorf("the command to continue, %s, is printed %d times, want twice (when the job starts stopping, and once the checkpoint is saved):\n%s", resume, n, got)
 	}
-	ck, err := train.LoadCheckpoint(train.PrivatePath(run, train.CheckpointFile))
+	ck, err := rundir.LoadCheckpoint(rundir.PrivatePath(run, rundir.CheckpointFile))
 	if err != nil {
 		t.Fatalf("the checkpoint saved at Ctrl-C: %v", err)
 	}
-	if s := readMPISummaryFile(t, train.PrivatePath(run, train.InterruptedSummaryFile)); s.Steps != ck.Header.Step {
+	if s := readMPISummaryFile(t, rundir.PrivatePath(run, rundir.InterruptedSummaryFile)); s.Steps != ck.Header.Step {
 		t.Errorf("the interrupted summary is at step %d, the checkpoint at %d", s.Steps, ck.Header.Step)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dptrain/dptrain/train"
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 // A private run's report says which of its files may be published and which are the
@@ -33,9 +33,9 @@ func TestTrainSaysWhatIsPublishable(t *testing.T) {
 			t.Errorf("the publish line does not say %q:\n%s", want, out)
 		}
 	}
-	for _, f := range []string{train.ModelFile, train.SummaryFile, train.ConfigFile,
-		train.PrivatePath("", train.PrivateReadme), train.PrivatePath("", train.MetricsJSONL), train.PrivatePath("", train.MetricsCSV),
-		train.PrivatePath("", train.CheckpointFile), train.PrivatePath("", "checkpoint-00000003.dpt")} {
+	for _, f := range []string{rundir.ModelFile, rundir.SummaryFile, rundir.ConfigFile,
+		rundir.PrivatePath("", rundir.PrivateReadme), rundir.PrivatePath("", rundir.MetricsJSONL), rundir.PrivatePath("", rundir.MetricsCSV),
+		rundir.PrivatePath("", rundir.CheckpointFile), rundir.PrivatePath("", "checkpoint-00000003.dpt")} {
 		if _, err := os.Stat(filepath.Join(run, f)); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
@@ -44,12 +44,12 @@ func TestTrainSaysWhatIsPublishable(t *testing.T) {
 	top, _ := os.ReadDir(run)
 	for _, e := range top {
 		switch e.Name() {
-		case train.ModelFile, train.SummaryFile, train.ConfigFile, train.PrivateDir:
+		case rundir.ModelFile, rundir.SummaryFile, rundir.ConfigFile, rundir.PrivateDir:
 		default:
 			t.Errorf("%s at the top of the run directory, which holds only public files", e.Name())
 		}
 	}
-	readme, _ := os.ReadFile(train.PrivatePath(run, train.PrivateReadme))
+	readme, _ := os.ReadFile(rundir.PrivatePath(run, rundir.PrivateReadme))
 	for _, want := range []string{"NOT covered", "must not be published", "batch size"} {
 		if !strings.Contains(string(readme), want) {
 			t.Errorf("private/README.txt does not say %q:\n%s", want, readme)
@@ -71,13 +71,13 @@ func TestSeededRunIsNotCalledPublishable(t *testing.T) {
 	if strings.Contains(out, "safe to publish") || !strings.Contains(out, "NOT PRIVATE") || !strings.Contains(out, "not for release") {
 		t.Errorf("a seeded run's report:\n%s\nwant NOT PRIVATE and not for release, never safe to publish", out)
 	}
-	if b, _ := os.ReadFile(filepath.Join(run, train.ConfigFile)); strings.Contains(string(b), "seed") {
+	if b, _ := os.ReadFile(filepath.Join(run, rundir.ConfigFile)); strings.Contains(string(b), "seed") {
 		t.Errorf("the public config.yaml holds the seed:\n%s", b)
 	}
-	if b, _ := os.ReadFile(filepath.Join(run, train.SummaryFile)); strings.Contains(string(b), "wall_s") || strings.Contains(string(b), "ms_per_step") {
+	if b, _ := os.ReadFile(filepath.Join(run, rundir.SummaryFile)); strings.Contains(string(b), "wall_s") || strings.Contains(string(b), "ms_per_step") {
 		t.Errorf("summary.json publishes the timing:\n%s", b)
 	}
-	if _, err := os.Stat(train.PrivatePath(run, train.TimingFile)); err != nil {
+	if _, err := os.Stat(rundir.PrivatePath(run, rundir.TimingFile)); err != nil {
 		t.Errorf("no timing in private/: %v", err)
 	}
 }

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/dptrain/dptrain/data"
-	"github.com/dptrain/dptrain/train"
 	"github.com/dptrain/dptrain/train/config"
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 // writeCIFARDir writes CIFAR-10 binary batches of n records each (a label byte and 3072
@@ -93,7 +93,7 @@ func TestEveryShippedConfigResumesFromItsSavedConfig(t *testing.T) {
 			if !strings.Contains(runErr.Error(), "dptrain train --config "+saved+" --resume") {
 				t.Fatalf("message %q does not give the command to continue", runErr)
 			}
-			ck, err := train.LoadCheckpoint(train.PrivatePath(run, train.CheckpointFile))
+			ck, err := rundir.LoadCheckpoint(rundir.PrivatePath(run, rundir.CheckpointFile))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -101,7 +101,7 @@ func TestEveryShippedConfigResumesFromItsSavedConfig(t *testing.T) {
 			if _, _, err := runDptrain(t, "train", "--config", saved, "--resume", "--no-progress"); err != nil {
 				t.Fatalf("dptrain train --config %s --resume: %v", saved, err)
 			}
-			if ck2, err := train.LoadCheckpoint(train.PrivatePath(run, train.CheckpointFile)); err != nil || ck2.Header.Step <= ck.Header.Step {
+			if ck2, err := rundir.LoadCheckpoint(rundir.PrivatePath(run, rundir.CheckpointFile)); err != nil || ck2.Header.Step <= ck.Header.Step {
 				t.Errorf("the resumed run did not continue past step %d: %v", ck.Header.Step, err)
 			}
 		})
@@ -147,7 +147,7 @@ func interruptRunAs(t *testing.T, prog, p string, cfg *config.Config, cifar stri
 	}()
 	deadline := time.Now().Add(120 * time.Second)
 	for {
-		if _, err := os.Stat(train.PrivatePath(run, train.CheckpointFile)); err == nil {
+		if _, err := os.Stat(rundir.PrivatePath(run, rundir.CheckpointFile)); err == nil {
 			break
 		}
 		select {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dptrain/dptrain/train"
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 // SIGTERM (what schedulers and kill send) checkpoints and stops the run with status 143 and
@@ -29,7 +30,7 @@ func TestSIGTERMCheckpointsAndResumesFromSavedConfig(t *testing.T) {
 	}()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		if _, err := os.Stat(train.PrivatePath(run, train.CheckpointFile)); err == nil {
+		if _, err := os.Stat(rundir.PrivatePath(run, rundir.CheckpointFile)); err == nil {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -49,17 +50,17 @@ func TestSIGTERMCheckpointsAndResumesFromSavedConfig(t *testing.T) {
 		t.Fatalf("after SIGTERM: %v, want exit status 143", err)
 	}
 	// The interrupted run's model is an intermediate iterate: it stays in private/.
-	if _, err := os.Stat(filepath.Join(run, train.ModelFile)); err == nil {
-		t.Errorf("an interrupted run wrote %s at the top of its directory, where it reads as publishable", train.ModelFile)
+	if _, err := os.Stat(filepath.Join(run, rundir.ModelFile)); err == nil {
+		t.Errorf("an interrupted run wrote %s at the top of its directory, where it reads as publishable", rundir.ModelFile)
 	}
-	if _, err := os.Stat(train.PrivatePath(run, train.InterruptedModelFile)); err != nil {
+	if _, err := os.Stat(rundir.PrivatePath(run, rundir.InterruptedModelFile)); err != nil {
 		t.Errorf("the interrupted run's model is not in private/: %v", err)
 	}
 	saved := filepath.Join(run, "config.yaml")
 	if !strings.Contains(err.Error(), "dptrain train --config "+saved+" --resume") {
 		t.Errorf("message %q does not give the command to continue", err)
 	}
-	ck, err := train.LoadCheckpoint(train.PrivatePath(run, train.CheckpointFile))
+	ck, err := rundir.LoadCheckpoint(rundir.PrivatePath(run, rundir.CheckpointFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,8 +77,8 @@ func TestSIGTERMCheckpointsAndResumesFromSavedConfig(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &sum); err != nil || sum.Steps != ck.Header.Step+5 || len(sum.ChangedOnResume) != 1 || sum.ChangedOnResume[0] != "training.steps: 1000000 → "+steps {
 		t.Errorf("summary after resume: %v %+v", err, sum)
 	}
-	if _, err := os.Stat(filepath.Join(run, train.ModelFile)); err != nil {
-		t.Errorf("the run resumed to its end wrote no %s: %v", train.ModelFile, err)
+	if _, err := os.Stat(filepath.Join(run, rundir.ModelFile)); err != nil {
+		t.Errorf("the run resumed to its end wrote no %s: %v", rundir.ModelFile, err)
 	}
 	if _, _, err := runDptrain(t, "train", "--config", cfg, "--resume", "--set", "output.dir="+filepath.Join(dir, "none")); err == nil || !strings.Contains(err.Error(), "no checkpoint") {
 		t.Errorf("--resume on a directory without a checkpoint: %v", err)

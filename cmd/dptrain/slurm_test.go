@@ -19,7 +19,7 @@ import (
 
 	"github.com/dptrain/dptrain/cmd/dptrain/internal/sweep"
 	"github.com/dptrain/dptrain/cmd/dptrain/internal/tune"
-	"github.com/dptrain/dptrain/train"
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 // TestSlurmJobArray starts a single-node Slurm cluster on 127.0.0.1 (munged, slurmctld, slurmd
@@ -148,7 +148,7 @@ func TestSlurmTune(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(p.CellDir(i), sweep.LogFile)); err == nil {
 			t.Errorf("candidate %d has a local worker's %s", i, sweep.LogFile)
 		}
-		fi, err := os.Stat(filepath.Join(p.RunDir(i), train.ModelFile))
+		fi, err := os.Stat(filepath.Join(p.RunDir(i), rundir.ModelFile))
 		if err != nil {
 			t.Fatalf("candidate %d did not finish on the cluster: %v", i, err)
 		}
@@ -161,7 +161,7 @@ func TestSlurmTune(t *testing.T) {
 	}
 	t.Logf("dptrain tune after the array:\n%s", scored)
 	for i := range p.Cells {
-		if fi, err := os.Stat(filepath.Join(p.RunDir(i), train.ModelFile)); err != nil || !fi.ModTime().Equal(trained[i]) {
+		if fi, err := os.Stat(filepath.Join(p.RunDir(i), rundir.ModelFile)); err != nil || !fi.ModTime().Equal(trained[i]) {
 			t.Errorf("candidate %d was trained again by the scoring call (%v)", i, err)
 		}
 		if _, err := os.Stat(filepath.Join(p.CellDir(i), sweep.LogFile)); err == nil {

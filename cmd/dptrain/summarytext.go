@@ -7,6 +7,7 @@ import (
 
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/train"
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 // writeSummaryText writes the summary s as "dptrain train" prints it: the run, its test accuracy, the
@@ -47,7 +48,7 @@ func writeSummaryText(out io.Writer, s *train.Summary) error {
 		if s.TargetBound != "" {
 			fmt.Fprintln(out, s.TargetBound)
 		}
-		fmt.Fprintf(out, "privacy ledger: %d private steps executed on this data (private/%s)\n", s.LedgerSteps, train.LedgerFile)
+		fmt.Fprintf(out, "privacy ledger: %d private steps executed on this data (private/%s)\n", s.LedgerSteps, rundir.LedgerFile)
 		if s.Rewind != "" {
 			fmt.Fprintf(out, "REWIND: %s\n", s.Rewind)
 		}
@@ -63,17 +64,17 @@ func writeSummaryText(out io.Writer, s *train.Summary) error {
 		// A finished run resumed, or a run stopped before its first step: no step to time.
 		perStep = "no step ran in this session"
 	}
-	fmt.Fprintf(out, "%.1f s, %s (blas %s; timing is operator only: private/%s); model: %s\n", s.WallSec, perStep, s.BLAS, train.TimingFile, s.ModelFile)
+	fmt.Fprintf(out, "%.1f s, %s (blas %s; timing is operator only: private/%s); model: %s\n", s.WallSec, perStep, s.BLAS, rundir.TimingFile, s.ModelFile)
 	switch {
 	case len(s.Epsilon) == 0:
 	case s.Held != "":
 		fmt.Fprintf(out, "NOT YET FOR RELEASE: %s\n", s.Held)
 	case s.NotPrivate != "":
-		fmt.Fprintf(out, "not for release: the model, summary and config of a seeded run are not private (the seed is in %s)\n", train.PrivatePath(s.OutputDir, train.SeedFile))
+		fmt.Fprintf(out, "not for release: the model, summary and config of a seeded run are not private (the seed is in %s)\n", rundir.PrivatePath(s.OutputDir, rundir.SeedFile))
 	case !certified(s):
 		fmt.Fprintf(out, "not certified: no accountant certifies this run's ε (its bounds are labelled paper or approximate: the theorem's assumptions are not all checked), so nothing is called safe to publish; add a certified accountant that covers the run to privacy.accountants (docs/accounting.md lists them)\n")
 	default:
-		fmt.Fprintln(out, train.PublishLine(s.OutputDir))
+		fmt.Fprintln(out, rundir.PublishLine(s.OutputDir))
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/dptrain/dptrain/cmd/dptrain/internal/sweepline"
 	"github.com/dptrain/dptrain/internal/mpi"
 	"github.com/dptrain/dptrain/train"
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 func init() { subcommands = append(subcommands, newSweepCmd) }
@@ -150,7 +151,7 @@ process runs exits with status 75 (running elsewhere).`,
 					return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s: %v", sig, err)}
 				}
 				return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s: cell %d interrupted at step %d; a checkpoint was saved in %s. Continue with:\n  %s sweep run-cell %s --index %d",
-					sig, index, sum.Steps, train.PrivatePath(sum.OutputDir, train.CheckpointFile), invoked(cmd), args[0], index)}
+					sig, index, sum.Steps, rundir.PrivatePath(sum.OutputDir, rundir.CheckpointFile), invoked(cmd), args[0], index)}
 			}
 			if err != nil || sum == nil { // nil: a rank other than 0 of a data-parallel cell
 				return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dptrain/dptrain/cmd/dptrain/internal/sweep"
 	"github.com/dptrain/dptrain/train"
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 // ciSized shrinks benchmarks/suites/optimizers-fmnist.yaml to a CI-sized run: 2000 training
@@ -174,7 +175,7 @@ func TestSweepRunInterruptCheckpointsAndResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := p.RunDir(0)
-	status, out, errOut := startAndStop(t, train.PrivatePath(run, train.CheckpointFile), syscall.SIGINT, "sweep", "run", plan, "--workers", "2")
+	status, out, errOut := startAndStop(t, rundir.PrivatePath(run, rundir.CheckpointFile), syscall.SIGINT, "sweep", "run", plan, "--workers", "2")
 	if p.Done(0) {
 		t.Fatal("the cell finished before the interruption: give it more steps")
 	}
@@ -187,8 +188,8 @@ func TestSweepRunInterruptCheckpointsAndResumes(t *testing.T) {
 		strings.Contains(out, "1 failed") {
 		t.Errorf("after SIGINT, stdout:\n%s\nwant both running cells interrupted, each with its line, its checkpoint and ε so far, nothing failed", out)
 	}
-	if _, err := os.Stat(train.PrivatePath(run, train.InterruptedSummaryFile)); err != nil {
-		t.Errorf("the cell did not stop as train does on SIGTERM (no %s): %v", train.InterruptedSummaryFile, err)
+	if _, err := os.Stat(rundir.PrivatePath(run, rundir.InterruptedSummaryFile)); err != nil {
+		t.Errorf("the cell did not stop as train does on SIGTERM (no %s): %v", rundir.InterruptedSummaryFile, err)
 	}
 	if _, err := os.Stat(filepath.Join(p.CellDir(0), sweep.ErrorFile)); err == nil {
 		t.Errorf("the interrupted cell got an %s: collect would call it failed", sweep.ErrorFile)
@@ -199,7 +200,7 @@ func TestSweepRunInterruptCheckpointsAndResumes(t *testing.T) {
 		t.Fatalf("resuming: %v\n%s", err, out)
 	}
 	var sum train.Summary
-	b, err := os.ReadFile(filepath.Join(run, train.SummaryFile))
+	b, err := os.ReadFile(filepath.Join(run, rundir.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,12 +221,12 @@ func TestSweepRunCellCheckpointsOnSIGTERM(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := p.RunDir(0)
-	status, _, errOut := startAndStop(t, train.PrivatePath(run, train.CheckpointFile), syscall.SIGTERM, "sweep", "run-cell", plan, "--index", "0", "--no-progress")
+	status, _, errOut := startAndStop(t, rundir.PrivatePath(run, rundir.CheckpointFile), syscall.SIGTERM, "sweep", "run-cell", plan, "--index", "0", "--no-progress")
 	if status != 143 || !strings.Contains(errOut, "interrupted at step") {
 		t.Fatalf("after SIGTERM: exit status %d, stderr:\n%s\nwant 143 and the step of the checkpoint", status, errOut)
 	}
-	if _, err := os.Stat(train.PrivatePath(run, train.InterruptedSummaryFile)); err != nil {
-		t.Errorf("no %s: the cell did not stop as train does: %v", train.InterruptedSummaryFile, err)
+	if _, err := os.Stat(rundir.PrivatePath(run, rundir.InterruptedSummaryFile)); err != nil {
+		t.Errorf("no %s: the cell did not stop as train does: %v", rundir.InterruptedSummaryFile, err)
 	}
 	if _, err := os.Stat(filepath.Join(p.CellDir(0), sweep.ErrorFile)); err == nil {
 		t.Errorf("the interrupted cell got an %s", sweep.ErrorFile)

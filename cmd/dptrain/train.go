@@ -15,6 +15,7 @@ import (
 	"github.com/dptrain/dptrain/internal/mpi"
 	"github.com/dptrain/dptrain/train"
 	"github.com/dptrain/dptrain/train/config"
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 func init() { subcommands = append(subcommands, newTrainCmd) }
@@ -176,7 +177,7 @@ func runTraining(cmd *cobra.Command, cfg *config.Config, opts train.Options, l l
 	}
 	if sig := received(); sig != nil && sum.Interrupted {
 		return &exitError{status: exitStatus(sig), msg: fmt.Sprintf("%s: %s; a checkpoint was saved in %s, and the model is kept in private/ until the planned end. Continue with:\n  %s",
-			sig, sum.StoppedEarly, train.PrivatePath(sum.OutputDir, train.CheckpointFile), l.resumeCommand(sum.ConfigFile))}
+			sig, sum.StoppedEarly, rundir.PrivatePath(sum.OutputDir, rundir.CheckpointFile), l.resumeCommand(sum.ConfigFile))}
 	}
 	return nil
 }
@@ -186,12 +187,12 @@ func runTraining(cmd *cobra.Command, cfg *config.Config, opts train.Options, l l
 // (SIGKILL) a moment later, possibly before rank 0 has saved its checkpoint and said more. The
 // line says how to continue from the last checkpoint saved, which a kill leaves intact.
 func jobStopping(s os.Signal, dir string, l launch) string {
-	ck := train.PrivatePath(dir, train.CheckpointFile)
+	ck := rundir.PrivatePath(dir, rundir.CheckpointFile)
 	if _, err := os.Stat(ck); err != nil {
 		return fmt.Sprintf("%s: the job is stopping (mpirun stops every rank on Ctrl-C and when a rank fails: its message says which); no checkpoint was saved yet, so if the job ends before rank 0 saves one, start the run again with the same command", s)
 	}
 	return fmt.Sprintf("%s: the job is stopping (mpirun stops every rank on Ctrl-C and when a rank fails: its message says which); rank 0 saves a checkpoint if it has the time. If nothing follows, the last checkpoint saved (%s) is intact. Continue with:\n  %s",
-		s, ck, l.resumeCommand(filepath.Join(dir, train.ConfigFile)))
+		s, ck, l.resumeCommand(filepath.Join(dir, rundir.ConfigFile)))
 }
 
 // rankZeroSilence is how long rank 1 waits, after a stop signal, for rank 0's decision to stop
@@ -203,7 +204,7 @@ var rankZeroSilence = 300 * time.Millisecond
 // finishing a long step.
 func rankZeroSilent(s os.Signal, dir string, l launch) string {
 	return fmt.Sprintf("%s, and rank 0 has not stopped the run within %v: if mpirun says rank 0 failed, its last checkpoint (%s on rank 0's node) is intact. Continue with:\n  %s",
-		s, rankZeroSilence, train.PrivatePath(dir, train.CheckpointFile), l.resumeCommand(filepath.Join(dir, train.ConfigFile)))
+		s, rankZeroSilence, rundir.PrivatePath(dir, rundir.CheckpointFile), l.resumeCommand(filepath.Join(dir, rundir.ConfigFile)))
 }
 
 // beforeFinalize prints the error of a rank of a data-parallel job (rank 0's, or another

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dptrain/dptrain/train"
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 const synthConfig = `
@@ -186,12 +186,12 @@ func TestCheckpointFailurePrintsTheCommandToContinue(t *testing.T) {
 	if _, _, err := runDptrain(t, "train", "--config", cfg, "--no-progress", "--set", "output.dir="+run, "--set", "training.steps=10"); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Mkdir(train.PrivatePath(run, "checkpoint-00000020.dpt"), 0o755); err != nil {
+	if err := os.Mkdir(rundir.PrivatePath(run, "checkpoint-00000020.dpt"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	_, _, err := runDptrainAs(t, "bin/dptrain", "train", "--config", filepath.Join(run, "config.yaml"), "--resume", "--allow-changes",
 		"--no-progress", "--set", "training.steps=30", "--set", "training.checkpoint_every=10")
-	want := "the previous checkpoint, at step 10 (" + train.PrivatePath(run, train.CheckpointFile) + "), is intact and the privacy ledger counts the steps run after it. Continue with:\n  bin/dptrain train --config " + filepath.Join(run, "config.yaml") + " --resume"
+	want := "the previous checkpoint, at step 10 (" + rundir.PrivatePath(run, rundir.CheckpointFile) + "), is intact and the privacy ledger counts the steps run after it. Continue with:\n  bin/dptrain train --config " + filepath.Join(run, "config.yaml") + " --resume"
 	if err == nil || !strings.Contains(err.Error(), "saving the checkpoint of step 20") || !strings.HasSuffix(err.Error(), want) {
 		t.Errorf("a checkpoint that cannot be saved: %v\nwant it to end with %q", err, want)
 	}

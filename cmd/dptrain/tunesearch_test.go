@@ -13,6 +13,7 @@ import (
 	"github.com/dptrain/dptrain/cmd/dptrain/internal/sweep"
 	"github.com/dptrain/dptrain/cmd/dptrain/internal/tune"
 	"github.com/dptrain/dptrain/train"
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 // dptrain tune runs a small seeded search with two worker processes (this test binary acting as
@@ -65,14 +66,14 @@ func TestTuneInterruptContinues(t *testing.T) {
 	out := filepath.Join(dir, "search")
 	args := []string{"tune", "--config", base, "--space", space, "--out", out, "--workers", "2"}
 	run := filepath.Join(out, tune.PrivateDir, tune.SweepDir, "cells", "000-c000", "run")
-	status, _, errOut := startAndStop(t, train.PrivatePath(run, train.CheckpointFile), syscall.SIGINT, args...)
+	status, _, errOut := startAndStop(t, rundir.PrivatePath(run, rundir.CheckpointFile), syscall.SIGINT, args...)
 	if status != 130 || !strings.Contains(errOut, "search interrupted") || !strings.Contains(errOut, os.Args[0]+" "+strings.Join(args, " ")) {
 		t.Fatalf("after SIGINT: status %d, stderr:\n%s\nwant 130 and the command that continues", status, errOut)
 	}
 	if _, err := os.Stat(filepath.Join(out, tune.SummaryFile)); err == nil {
 		t.Fatal("the search finished before the interruption: give its candidates more steps")
 	}
-	if _, err := os.Stat(train.PrivatePath(run, train.InterruptedSummaryFile)); err != nil {
+	if _, err := os.Stat(rundir.PrivatePath(run, rundir.InterruptedSummaryFile)); err != nil {
 		t.Fatalf("the first candidate did not checkpoint on the interruption: %v", err)
 	}
 	drawn := readTuneState(t, out)
@@ -83,7 +84,7 @@ func TestTuneInterruptContinues(t *testing.T) {
 		t.Fatalf("continuing: %v\n%s", err, printed)
 	}
 	checkScoredAsDrawn(t, drawn, readTuneState(t, out))
-	if sum := readJSONFile[train.Summary](t, filepath.Join(run, train.SummaryFile)); sum.Steps != 3000 || sum.LedgerSteps != 3000+sum.AbandonedSteps {
+	if sum := readJSONFile[train.Summary](t, filepath.Join(run, rundir.SummaryFile)); sum.Steps != 3000 || sum.LedgerSteps != 3000+sum.AbandonedSteps {
 		t.Errorf("interrupted candidate: %d steps, ledger of %d (%d abandoned); want 3000 steps and the ledger continued", sum.Steps, sum.LedgerSteps, sum.AbandonedSteps)
 	}
 	if log, _ := os.ReadFile(filepath.Join(filepath.Dir(run), sweep.LogFile)); !strings.Contains(string(log), "resumed from") {

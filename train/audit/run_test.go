@@ -15,6 +15,7 @@ import (
 	"github.com/dptrain/dptrain/optim"
 	"github.com/dptrain/dptrain/train"
 	"github.com/dptrain/dptrain/train/config"
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 // small is a quick run on the synthetic mixture (4800 examples of 20 features).
@@ -298,7 +299,7 @@ func TestAuditDPMBCDFinalModel(t *testing.T) {
 	if _, err := json.Marshal(rep); err != nil {
 		t.Errorf("audit.json: %v", err)
 	}
-	ck, err := train.LoadCheckpoint(train.PrivatePath(cfg.Output.Dir, train.CheckpointFile))
+	ck, err := rundir.LoadCheckpoint(rundir.PrivatePath(cfg.Output.Dir, rundir.CheckpointFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/dptrain/dptrain/train"
 	"github.com/dptrain/dptrain/train/audit"
 	"github.com/dptrain/dptrain/train/config"
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 // File is the audit report written into the audit run's output directory.
@@ -74,6 +75,6 @@ func WriteText(out io.Writer, r *audit.Report) error {
 		fmt.Fprintln(out, "WARNING: a seed was set; the canaries and the noise are reproducible: this run is not for release")
 	}
 	fmt.Fprintf(out, "%.1f s; report: %s; the run's checkpoints and metrics (operator only, not covered by the guarantee): %s\n",
-		s.WallSec, filepath.Join(s.OutputDir, File), train.PrivatePath(s.OutputDir)+string(filepath.Separator))
+		s.WallSec, filepath.Join(s.OutputDir, File), rundir.PrivatePath(s.OutputDir)+string(filepath.Separator))
 	return nil
 }

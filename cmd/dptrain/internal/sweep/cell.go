@@ -12,6 +12,7 @@ import (
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/train"
 	"github.com/dptrain/dptrain/train/config"
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 // ErrUnavailable is returned by RunCell for a cell whose value is marked unavailable in the
@@ -25,7 +26,7 @@ var ErrInterrupted = errors.New("interrupted")
 
 // Done reports whether cell i has finished (its run wrote summary.json).
 func (p *Plan) Done(i int) bool {
-	_, err := os.Stat(filepath.Join(p.RunDir(i), train.SummaryFile))
+	_, err := os.Stat(filepath.Join(p.RunDir(i), rundir.SummaryFile))
 	return err == nil
 }
 
@@ -54,7 +55,7 @@ func RunCell(ctx context.Context, p *Plan, i int, opts train.Options) (*train.Su
 		defer release()
 	}
 	if p.Done(i) {
-		return readSummary(filepath.Join(p.RunDir(i), train.SummaryFile))
+		return readSummary(filepath.Join(p.RunDir(i), rundir.SummaryFile))
 	}
 	sum, err := runCell(ctx, p, i, opts)
 	errPath := filepath.Join(p.CellDir(i), ErrorFile)
@@ -87,7 +88,7 @@ func runCell(ctx context.Context, p *Plan, i int, opts train.Options) (*train.Su
 	if cfg.Output.Dir != p.RunDir(i) {
 		return nil, fmt.Errorf("%s: output.dir is %s, the plan expects %s: the plan directory was moved; plan the suite again in its new place", p.ConfigFile(i), cfg.Output.Dir, p.RunDir(i))
 	}
-	_, err = os.Stat(train.PrivatePath(cfg.Output.Dir, train.CheckpointFile))
+	_, err = os.Stat(rundir.PrivatePath(cfg.Output.Dir, rundir.CheckpointFile))
 	opts.Resume = err == nil
 	t, err := train.New(ctx, cfg, opts)
 	if err != nil {

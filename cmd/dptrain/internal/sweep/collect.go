@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dptrain/dptrain/train"
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 // Cell statuses in collected results.
@@ -85,17 +86,17 @@ func Collect(p *Plan) (*Results, error) {
 		case c.Unavailable != "":
 			cr.Status, cr.Error = StatusUnavailable, c.Unavailable
 		case p.Done(i):
-			s, err := readSummary(filepath.Join(p.RunDir(i), train.SummaryFile))
+			s, err := readSummary(filepath.Join(p.RunDir(i), rundir.SummaryFile))
 			if err != nil {
 				return nil, err
 			}
 			// Timing is the operator's (it depends on the realised batch sizes): it is in
 			// the run's private/, not in its summary.
-			if tm, err := train.ReadTiming(p.RunDir(i)); err == nil {
+			if tm, err := rundir.ReadTiming(p.RunDir(i)); err == nil {
 				s.WallSec, s.MsPerStep = tm.WallSec, tm.MsPerStep
 			}
 			cr.Status, cr.Summary = StatusDone, s
-			if cr.Curve, err = readCurve(train.PrivatePath(p.RunDir(i), train.MetricsJSONL)); err != nil {
+			if cr.Curve, err = readCurve(rundir.PrivatePath(p.RunDir(i), rundir.MetricsJSONL)); err != nil {
 				return nil, err
 			}
 		default:

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/dptrain/dptrain/train"
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 // Worker builds the command that runs one cell in its own process (for dptrain:
@@ -243,17 +244,17 @@ func (l Local) runProcess(ctx context.Context, p *Plan, i int, env []string) Cel
 	switch {
 	case err == nil && p.Done(i):
 		ev.Outcome = OutcomeFinished
-		if ev.Summary, err = readSummary(filepath.Join(p.RunDir(i), train.SummaryFile)); err != nil {
+		if ev.Summary, err = readSummary(filepath.Join(p.RunDir(i), rundir.SummaryFile)); err != nil {
 			return fail(err)
 		}
 	case errors.As(err, &ee) && ee.ExitCode() == ExitLocked:
 		ev.Outcome = OutcomeElsewhere
 	case ctx.Err() != nil:
 		ev.Outcome = OutcomeInterrupted
-		if c, cerr := train.LoadCheckpoint(train.PrivatePath(p.RunDir(i), train.CheckpointFile)); cerr == nil {
+		if c, cerr := rundir.LoadCheckpoint(rundir.PrivatePath(p.RunDir(i), rundir.CheckpointFile)); cerr == nil {
 			ev.CheckpointStep = c.Header.Step
 			// The summary the cell wrote as it stopped, when it is of that checkpoint.
-			if s, serr := readSummary(train.PrivatePath(p.RunDir(i), train.InterruptedSummaryFile)); serr == nil && s.Steps == c.Header.Step {
+			if s, serr := readSummary(rundir.PrivatePath(p.RunDir(i), rundir.InterruptedSummaryFile)); serr == nil && s.Steps == c.Header.Step {
 				ev.Summary = s
 			}
 		}

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dptrain/dptrain/train"
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 // A cell's CPUs go to Go (GOMAXPROCS), and OpenBLAS stays on one thread: with NumCPU/workers
@@ -136,7 +136,7 @@ func TestRunLocalLockedCellIsRunningElsewhere(t *testing.T) {
 // reported interrupted (not failed), and the next run resumes it with its ledger.
 func TestRunLocalInterruptCheckpointsAndResumes(t *testing.T) {
 	p := planTiny(t, "privacy.accountants=[rdp]", "training.steps=4000", "training.checkpoint_every=10", "training.eval_every=0")
-	ckpt := train.PrivatePath(p.RunDir(0), train.CheckpointFile)
+	ckpt := rundir.PrivatePath(p.RunDir(0), rundir.CheckpointFile)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -166,13 +166,13 @@ func TestRunLocalInterruptCheckpointsAndResumes(t *testing.T) {
 	if evs[0].Outcome != OutcomeInterrupted || evs[0].CheckpointStep <= 0 {
 		t.Errorf("event %+v: want interrupted with its checkpoint's step", evs[0])
 	}
-	if _, err := os.Stat(train.PrivatePath(p.RunDir(0), train.InterruptedSummaryFile)); err != nil {
+	if _, err := os.Stat(rundir.PrivatePath(p.RunDir(0), rundir.InterruptedSummaryFile)); err != nil {
 		t.Errorf("the interrupted cell did not stop as train does on SIGTERM: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(p.CellDir(0), ErrorFile)); err == nil {
 		t.Errorf("the interrupted cell has an %s: Collect would list it as failed", ErrorFile)
 	}
-	c, err := train.LoadCheckpoint(ckpt)
+	c, err := rundir.LoadCheckpoint(ckpt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestRunLocalInterruptCheckpointsAndResumes(t *testing.T) {
 	if err != nil || rep.Ran != 4 || rep.Failed != 0 {
 		t.Fatalf("second run: %+v, %v; want the interrupted cell resumed and the others run", rep, err)
 	}
-	sum, err := readSummary(filepath.Join(p.RunDir(0), train.SummaryFile))
+	sum, err := readSummary(filepath.Join(p.RunDir(0), rundir.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dptrain/dptrain/train"
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 // TestMain doubles as the worker process of RunLocal: with SWEEP_TEST_DIR set, the test binary
@@ -119,7 +120,7 @@ func TestRunLocalThenCollect(t *testing.T) {
 	// Every finished cell's ε curve is read from its run's private/ metrics.
 	for _, c := range r.Cells {
 		if c.Summary != nil && (len(c.Curve) != 2 || len(c.Curve["rdp"]) == 0) {
-			t.Errorf("cell %d: ε curve %v, want rdp and pld from %s", c.Index, c.Curve, train.PrivatePath(p.RunDir(c.Index), train.MetricsJSONL))
+			t.Errorf("cell %d: ε curve %v, want rdp and pld from %s", c.Index, c.Curve, rundir.PrivatePath(p.RunDir(c.Index), rundir.MetricsJSONL))
 		}
 	}
 	if r.Groups[2].Unavailable != "not written yet" {
@@ -207,7 +208,7 @@ var resumeSets = []string{"privacy.accountants=[rdp]", "training.steps=300", "tr
 // ends where an uninterrupted twin ends.
 func TestResumeAfterKill(t *testing.T) {
 	p := planTiny(t, resumeSets...)
-	ckpt := train.PrivatePath(p.RunDir(0), train.CheckpointFile)
+	ckpt := rundir.PrivatePath(p.RunDir(0), rundir.CheckpointFile)
 	cmd := testWorker(p)(context.Background(), 0)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -230,7 +231,7 @@ func TestResumeAfterKill(t *testing.T) {
 	if p.Done(0) {
 		t.Fatal("the cell finished before it could be killed: give it more steps")
 	}
-	c, err := train.LoadCheckpoint(ckpt)
+	c, err := rundir.LoadCheckpoint(ckpt)
 	if err != nil {
 		t.Fatal(err)
 	}

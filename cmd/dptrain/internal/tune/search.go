@@ -26,6 +26,7 @@ import (
 	"github.com/dptrain/dptrain/optim"
 	"github.com/dptrain/dptrain/train"
 	"github.com/dptrain/dptrain/train/config"
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 // Files and folders of a search directory. Only ReleaseDir and SummaryFile may be published;
@@ -187,7 +188,7 @@ func runSearch(ctx context.Context, req Request, slurm *sweep.SlurmOptions) ([]s
 	if err := os.MkdirAll(priv, 0o755); err != nil {
 		return nil, nil, err
 	}
-	release, err := train.LockDir(priv, "lock", "search "+req.Out)
+	release, err := rundir.LockDir(priv, "lock", "search "+req.Out)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -484,7 +485,7 @@ func score(ctx context.Context, req Request, st *State, p *sweep.Plan, cfg *conf
 			lo := st.Examples - st.Validation
 			val = &data.Split{X: tr.X[lo*tr.D : st.Examples*tr.D], Y: tr.Y[lo:st.Examples], N: st.Validation, D: tr.D}
 		}
-		nw, err := graph.Load(filepath.Join(p.RunDir(i), train.ModelFile))
+		nw, err := graph.Load(filepath.Join(p.RunDir(i), rundir.ModelFile))
 		if err != nil {
 			return err
 		}
@@ -528,7 +529,7 @@ func finish(st *State, space *Space, p *sweep.Plan, out string) (*Summary, error
 		if !p.Done(i) {
 			continue
 		}
-		rs, err := readJSON[train.Summary](filepath.Join(p.RunDir(i), train.SummaryFile))
+		rs, err := readJSON[train.Summary](filepath.Join(p.RunDir(i), rundir.SummaryFile))
 		if err != nil {
 			return nil, err
 		}
@@ -574,28 +575,28 @@ func releaseBest(st *State, p *sweep.Plan, i int, out string) (*Released, error)
 		return nil, err
 	}
 	run := p.RunDir(i)
-	b, err := os.ReadFile(filepath.Join(run, train.ModelFile))
+	b, err := os.ReadFile(filepath.Join(run, rundir.ModelFile))
 	if err != nil {
 		return nil, err
 	}
-	if err := data.WriteFileAtomic(filepath.Join(dir, train.ModelFile), func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+	if err := data.WriteFileAtomic(filepath.Join(dir, rundir.ModelFile), func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
 		return nil, err
 	}
-	cfg, err := config.LoadConfig(filepath.Join(run, train.ConfigFile), nil)
+	cfg, err := config.LoadConfig(filepath.Join(run, rundir.ConfigFile), nil)
 	if err != nil {
 		return nil, err
 	}
 	cfg.Name, cfg.Output.Dir = "tune/released", dir
-	if err := data.WriteFileAtomic(filepath.Join(dir, train.ConfigFile), func(w io.Writer) error { return yaml.NewEncoder(w).Encode(cfg) }); err != nil {
+	if err := data.WriteFileAtomic(filepath.Join(dir, rundir.ConfigFile), func(w io.Writer) error { return yaml.NewEncoder(w).Encode(cfg) }); err != nil {
 		return nil, err
 	}
-	rs, err := readJSON[train.Summary](filepath.Join(run, train.SummaryFile))
+	rs, err := readJSON[train.Summary](filepath.Join(run, rundir.SummaryFile))
 	if err != nil {
 		return nil, err
 	}
 	rs.Name, rs.OutputDir = cfg.Name, dir
-	rs.ModelFile, rs.ConfigFile = filepath.Join(dir, train.ModelFile), filepath.Join(dir, train.ConfigFile)
-	if err := writeJSON(filepath.Join(dir, train.SummaryFile), rs); err != nil {
+	rs.ModelFile, rs.ConfigFile = filepath.Join(dir, rundir.ModelFile), filepath.Join(dir, rundir.ConfigFile)
+	if err := writeJSON(filepath.Join(dir, rundir.SummaryFile), rs); err != nil {
 		return nil, err
 	}
 	c := st.Candidates[i]

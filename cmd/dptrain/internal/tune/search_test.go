@@ -12,6 +12,7 @@ import (
 
 	"github.com/dptrain/dptrain/cmd/dptrain/internal/sweep"
 	"github.com/dptrain/dptrain/train"
+	"github.com/dptrain/dptrain/train/rundir"
 )
 
 func search(t *testing.T, out string, run func(context.Context, *sweep.Plan) error) (*Summary, *State, error) {
@@ -55,18 +56,18 @@ func TestSearchSeededEndToEnd(t *testing.T) {
 		t.Fatalf("K = %d, %d candidates, released %v, best %d", st.K, len(st.Candidates), sum.Released.Hyperparameters, best)
 	}
 	// The released run is the best candidate's, and nothing public says which one or how many.
-	for _, f := range []string{train.ModelFile, train.ConfigFile, train.SummaryFile} {
+	for _, f := range []string{rundir.ModelFile, rundir.ConfigFile, rundir.SummaryFile} {
 		if _, err := os.Stat(filepath.Join(out, ReleaseDir, f)); err != nil {
 			t.Error(err)
 		}
 	}
-	for _, f := range []string{SummaryFile, filepath.Join(ReleaseDir, train.SummaryFile), filepath.Join(ReleaseDir, train.ConfigFile)} {
+	for _, f := range []string{SummaryFile, filepath.Join(ReleaseDir, rundir.SummaryFile), filepath.Join(ReleaseDir, rundir.ConfigFile)} {
 		b, _ := os.ReadFile(filepath.Join(out, f))
 		if strings.Contains(string(b), "c00") || strings.Contains(string(b), `"k"`) || strings.Contains(string(b), filepath.Join(out, PrivateDir)) {
 			t.Errorf("%s names a candidate, K or the private directory:\n%s", f, b)
 		}
 	}
-	rel, err := readJSON[train.Summary](filepath.Join(out, ReleaseDir, train.SummaryFile))
+	rel, err := readJSON[train.Summary](filepath.Join(out, ReleaseDir, rundir.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestSearchContinuesAndCountsFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := os.Stat(filepath.Join(p.RunDir(0), train.SummaryFile))
+	first, err := os.Stat(filepath.Join(p.RunDir(0), rundir.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func TestSearchContinuesAndCountsFailures(t *testing.T) {
 	if st2.K != st.K || !reflect.DeepEqual(st2.Candidates[0].Set, st.Candidates[0].Set) {
 		t.Errorf("the search was drawn again: K %d → %d", st.K, st2.K)
 	}
-	if now, _ := os.Stat(filepath.Join(p.RunDir(0), train.SummaryFile)); !now.ModTime().Equal(first.ModTime()) {
+	if now, _ := os.Stat(filepath.Join(p.RunDir(0), rundir.SummaryFile)); !now.ModTime().Equal(first.ModTime()) {
 		t.Error("the finished candidate ran again")
 	}
 	if p.Done(1) || st2.Candidates[1].Score != nil || sum.Released == nil {

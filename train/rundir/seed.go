@@ -1,4 +1,4 @@
-package train
+package rundir
 
 import (
 	"errors"
@@ -26,9 +26,9 @@ type seedRecord struct {
 	Seed uint64 `yaml:"seed"`
 }
 
-// writeConfig writes the run's config to ConfigFile at the top of runDir without its seed,
+// WriteConfig writes the run's config to ConfigFile at the top of runDir without its seed,
 // and a seeded run's seed to SeedFile in its PrivateDir.
-func writeConfig(runDir string, cfg *config.Config) error {
+func WriteConfig(runDir string, cfg *config.Config) error {
 	pub := *cfg
 	pub.Seed = nil
 	if err := data.WriteFileAtomic(filepath.Join(runDir, ConfigFile), func(w io.Writer) error { return yaml.NewEncoder(w).Encode(&pub) }); err != nil {
@@ -45,8 +45,8 @@ func writeConfig(runDir string, cfg *config.Config) error {
 	})
 }
 
-// readSeed returns the seed stored in runDir's SeedFile, or nil when there is none.
-func readSeed(runDir string) (*uint64, error) {
+// ReadSeed returns the seed stored in runDir's SeedFile, or nil when there is none.
+func ReadSeed(runDir string) (*uint64, error) {
 	b, err := os.ReadFile(PrivatePath(runDir, SeedFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil

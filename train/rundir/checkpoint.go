@@ -1,4 +1,4 @@
-package train
+package rundir
 
 import (
 	"bytes"
@@ -80,7 +80,11 @@ type VectorInfo struct {
 const checkpointMagic = "DPTCKPT1"
 
 // SaveCheckpoint writes c to path atomically: a crash leaves the previous checkpoint intact.
-func SaveCheckpoint(path string, c *Checkpoint) error {
+func SaveCheckpoint(path string, c *Checkpoint) error { return SaveCheckpointThrough(path, c, nil) }
+
+// SaveCheckpointThrough is SaveCheckpoint with the writer of the temporary file wrapped by
+// wrap (nil: not wrapped), e.g. to make it fail as a full disk would.
+func SaveCheckpointThrough(path string, c *Checkpoint, wrap func(io.Writer) io.Writer) error {
 	c.Header.Version = 1
 	c.Header.Vectors = c.Header.Vectors[:0]
 	for _, name := range slices.Sorted(maps.Keys(c.Vectors)) {
@@ -91,7 +95,9 @@ func SaveCheckpoint(path string, c *Checkpoint) error {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	return data.WriteFileAtomic(path, func(w io.Writer) error {
-		w = checkpointSink(w)
+		if wrap != nil {
+			w = wrap(w)
+		}
 		h := sha256.New()
 		mw := io.MultiWriter(w, h)
 		var n [4]byte
@@ -117,10 +123,6 @@ func SaveCheckpoint(path string, c *Checkpoint) error {
 		return err
 	})
 }
-
-// checkpointSink wraps the writer of a checkpoint's temporary file: tests replace it to fill
-// the disk.
-var checkpointSink = func(w io.Writer) io.Writer { return w }
 
 // LoadCheckpoint reads and verifies a checkpoint written by SaveCheckpoint.
 func LoadCheckpoint(path string) (*Checkpoint, error) {

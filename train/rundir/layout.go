@@ -1,4 +1,4 @@
-package train
+package rundir
 
 import (
 	"fmt"
@@ -55,8 +55,8 @@ func PublishLine(runDir string) string {
 		ModelFile, SummaryFile, ConfigFile, runDir, PrivatePath(runDir)+string(filepath.Separator))
 }
 
-// makePrivateDir creates the run's private directory and its README.
-func makePrivateDir(runDir string) error {
+// MakePrivateDir creates the run's private directory and its README.
+func MakePrivateDir(runDir string) error {
 	if err := os.MkdirAll(PrivatePath(runDir), 0o700); err != nil {
 		return err
 	}
@@ -66,15 +66,15 @@ func makePrivateDir(runDir string) error {
 	})
 }
 
-// legacyLayout returns an error when runDir holds operator files at its top level, where a
+// LegacyLayout returns an error when runDir holds operator files at its top level, where a
 // dptrain before the private/ directory wrote them, and none in PrivatePath: such a run is
 // not resumed (nor overwritten) until its files are moved.
-func legacyLayout(runDir string) error {
+func LegacyLayout(runDir string) error {
 	if _, err := os.Stat(PrivatePath(runDir, CheckpointFile)); err == nil {
 		return nil
 	}
 	var found []string
-	for _, pat := range []string{CheckpointFile, stepCheckpointGlob, MetricsJSONL, MetricsCSV} {
+	for _, pat := range []string{CheckpointFile, StepCheckpointGlob, MetricsJSONL, MetricsCSV} {
 		m, _ := filepath.Glob(filepath.Join(runDir, pat))
 		found = append(found, m...)
 	}
