@@ -89,7 +89,7 @@ test:
 # SLOT_TESTS compare every example's contribution with the example alone, bit for bit; test-only
 # runs them on the pure-Go BLAS too when the main build is OpenBLAS's, so both builds are held to it.
 SLOT_TESTS := -run 'TestEachExampleAloneBitForBit|TestSlotAmplification|TestShardedContributionsBitIdentical|TestCopiesAloneBitForBit|SlotInvariant' \
-	./models ./models/lifted ./internal/kernels ./internal/mpi ./internal/augment ./algorithm/dpmbcd/nmf
+	./models ./models/lifted ./internal/kernels ./internal/mpi ./train/internal/augment ./algorithm/dpmbcd/nmf
 
 # Each package's tests have a timeout from its measured time, with a wide margin for a 2-core
 # machine with two CPU-bound jobs beside it (where cmd/dptrain took 457 s, 224 s quiet). Two

@@ -4,8 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/dptrain/dptrain/internal/augment"
 	"github.com/dptrain/dptrain/optim"
+	"github.com/dptrain/dptrain/train/internal/augment"
 )
 
 // augmentation returns outer (Options.Oracle, nil for none) composed with the run's

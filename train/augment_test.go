@@ -11,8 +11,8 @@ import (
 
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/data/scattering"
-	"github.com/dptrain/dptrain/internal/augment"
 	"github.com/dptrain/dptrain/train/config"
+	"github.com/dptrain/dptrain/train/internal/augment"
 )
 
 // imageBlocks is a dataset of 1×8×8 images: noise, and a bright 2×4 block whose row says the

@@ -15,13 +15,13 @@ import (
 	"github.com/dptrain/dptrain/accounting"
 	"github.com/dptrain/dptrain/algorithm"
 	"github.com/dptrain/dptrain/data"
-	"github.com/dptrain/dptrain/internal/augment"
 	"github.com/dptrain/dptrain/internal/dptest"
 	"github.com/dptrain/dptrain/internal/mpi"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/models/graph"
 	"github.com/dptrain/dptrain/optim"
 	"github.com/dptrain/dptrain/train/config"
+	"github.com/dptrain/dptrain/train/internal/augment"
 )
 
 // harnessModels are the architectures the neighbouring-dataset harness offers every

@@ -11,10 +11,10 @@ import (
 	"github.com/dptrain/dptrain/algorithm"
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/data/scattering"
-	"github.com/dptrain/dptrain/internal/augment"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
 	"github.com/dptrain/dptrain/train/config"
+	"github.com/dptrain/dptrain/train/internal/augment"
 )
 
 // loadData finds, reads and preprocesses the configured dataset.

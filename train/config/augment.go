@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/dptrain/dptrain/internal/augment"
+	"github.com/dptrain/dptrain/train/internal/augment"
 )
 
 // AugmentConfig is augmentation multiplicity (De, Berrada, Hayes, Smith & Balle, "Unlocking
