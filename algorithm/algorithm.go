@@ -83,13 +83,21 @@ type Model struct {
 	// (relu, tanh, gelu), and NoBias says a logreg or mlp has no biases (model.bias false).
 	Kind, Activation string
 	NoBias           bool
-	// Params is the number of parameters, the length of the flat parameter vector.
-	Params int
 	// Layout lists the parameter tensors in the flat vector, in order.
 	Layout []layer.Param
 	// LinearLayers lists the dense and conv layers in forward order as a forward-only
 	// estimator sees them; conv layers with standardised weights are left out.
 	LinearLayers []layer.Linear
+}
+
+// Params is the number of parameters: the length of the flat parameter vector, which Layout
+// covers.
+func (m Model) Params() int {
+	n := 0
+	for _, p := range m.Layout {
+		n += p.Size
+	}
+	return n
 }
 
 // Plan is a prepared algorithm.

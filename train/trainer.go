@@ -757,5 +757,5 @@ func (t *Trainer) resumePath() string {
 func modelFacts(nw *models.Network) algorithm.Model {
 	spec := nw.Spec()
 	return algorithm.Model{Name: nw.Name(), Kind: spec.Kind, Activation: spec.Activation, NoBias: spec.NoBias,
-		Params: len(nw.Params()), Layout: nw.Layout(), LinearLayers: nw.LinearLayers()}
+		Layout: nw.Layout(), LinearLayers: nw.LinearLayers()}
 }

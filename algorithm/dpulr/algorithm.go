@@ -91,7 +91,7 @@ func Algorithm() algorithm.Algorithm {
 					covered += g.Out
 				}
 			}
-			if covered != e.Model.Params {
+			if covered != e.Model.Params() {
 				return algorithm.Plan{}, fmt.Errorf("dp-ulr: model %s has parameters outside its dense and conv layers (normalisation layers): forward-only estimators cover dense and conv layers only; use a model without them", e.Model.Name)
 			}
 			return algorithm.Plan{

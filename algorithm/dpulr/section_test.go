@@ -70,7 +70,7 @@ func preparedConfig(t *testing.T, s *Section) Config {
 	nw := steptest.NewNetwork(t, models.Spec{Kind: "mlp", Input: []int{4}, Classes: 3, Hidden: []int{3}, Activation: "gelu"}, 1)
 	var c algorithm.Config
 	c.Optimizer.ClipNorm, c.Optimizer.Update, c.Optimizer.LearningRate = 1, "sgd", 0.1
-	p, err := Algorithm().Prepare(algorithm.Env{Config: c, Section: s, Model: algorithm.Model{Name: nw.Name(), Params: len(nw.Params()), LinearLayers: nw.LinearLayers()}, DatasetSize: 100, PlannedSteps: 1, Schedule: optim.Constant{Rate: 0.1}})
+	p, err := Algorithm().Prepare(algorithm.Env{Config: c, Section: s, Model: algorithm.Model{Name: nw.Name(), Layout: nw.Layout(), LinearLayers: nw.LinearLayers()}, DatasetSize: 100, PlannedSteps: 1, Schedule: optim.Constant{Rate: 0.1}})
 	if err != nil {
 		t.Fatal(err)
 	}
