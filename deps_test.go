@@ -31,20 +31,10 @@ func light(path string) bool {
 // for each of our packages (or allowed ones) that imports something else, the import chain
 // from the root that brings it in.
 func TestLightDependencies(t *testing.T) {
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("the go command is not on PATH: cannot list the root package's dependencies")
-	}
-	cmd := exec.Command(goCmd, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}} {{join .Imports \" \"}}{{end}}", ".")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list -deps .: %v\n%s", err, stderr.String())
-	}
+	out := goList(t, "-deps", "-f", "{{if not .Standard}}{{.ImportPath}} {{join .Imports \" \"}}{{end}}", ".")
 	imports := map[string][]string{} // every non-standard dependency and what it imports
 	var root string
-	for line := range strings.Lines(string(out)) {
+	for line := range strings.Lines(out) {
 		fields := strings.Fields(line)
 		if len(fields) == 0 {
 			continue
@@ -105,4 +95,22 @@ func TestLightDependencies(t *testing.T) {
 			"keep gorgonia (package models), yaml (package train) and the like out of the root package's dependencies",
 			root, len(heavy), strings.Join(heavy, "\n  "), strings.Join(report, "\n  "))
 	}
+}
+
+// goList runs the go command's list with args and returns its output; it skips the test where
+// the go command is not on PATH.
+func goList(t *testing.T, args ...string) string {
+	t.Helper()
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go command is not on PATH: cannot list the module's packages")
+	}
+	cmd := exec.Command(goCmd, append([]string{"list"}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return string(out)
 }

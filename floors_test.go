@@ -1,8 +1,6 @@
 package dptrain
 
 import (
-	"bytes"
-	"os/exec"
 	"strings"
 	"testing"
 )
@@ -47,19 +45,9 @@ func floorOf(path string) int {
 // imports (the go command, with the build tags of every optional engine) and fails on a
 // package that no floor names, or that imports a package on a higher floor.
 func TestFloors(t *testing.T) {
-	goCmd, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("the go command is not on PATH: cannot list the module's packages")
-	}
-	cmd := exec.Command(goCmd, "list", "-tags", "openblas mpi dnnl integration", "-f",
+	out := goList(t, "-tags", "openblas mpi dnnl integration", "-f",
 		"{{.ImportPath}} {{join .Imports \" \"}} {{join .TestImports \" \"}}", module+"/...")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list %s/...: %v\n%s", module, err, stderr.String())
-	}
-	for line := range strings.Lines(string(out)) {
+	for line := range strings.Lines(out) {
 		fields := strings.Fields(line)
 		if len(fields) == 0 {
 			continue
