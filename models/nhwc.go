@@ -3,6 +3,7 @@ package models
 import (
 	"math"
 
+	"github.com/dptrain/dptrain/internal/kernels"
 	"github.com/dptrain/dptrain/models/internal/core"
 )
 
@@ -244,11 +245,7 @@ func (g gnGeom) forward(x, xh, y, gamma, beta []float32, inv []float64, acc []fl
 	n := float64(g.hw * cg)
 	mean, sq := acc[:c], acc[c:2*c]
 	clear(sq)
-	for p := 0; p < g.hw; p++ {
-		for ch, v := range x[p*c : (p+1)*c] {
-			sq[ch] += float64(v)
-		}
-	}
+	kernels.ChanSum(x, g.hw, c, sq)
 	for gr := 0; gr < g.groups; gr++ {
 		var s float64
 		for _, v := range sq[gr*cg : (gr+1)*cg] {
@@ -259,12 +256,7 @@ func (g gnGeom) forward(x, xh, y, gamma, beta []float32, inv []float64, acc []fl
 		}
 	}
 	clear(sq)
-	for p := 0; p < g.hw; p++ {
-		for ch, v := range x[p*c : (p+1)*c] {
-			d := float64(v) - mean[ch]
-			sq[ch] += d * d
-		}
-	}
+	kernels.ChanSqDev(x, g.hw, c, mean, sq)
 	inv = inv[:c]
 	for gr := 0; gr < g.groups; gr++ {
 		var s float64
@@ -275,16 +267,7 @@ func (g gnGeom) forward(x, xh, y, gamma, beta []float32, inv []float64, acc []fl
 			inv[ch] = 1 / math.Sqrt(s/n+core.GroupNormEpsilon)
 		}
 	}
-	gamma, beta = gamma[:c], beta[:c]
-	for p := 0; p < g.hw; p++ {
-		xr, hr, yr := x[p*c:(p+1)*c], xh[p*c:(p+1)*c], y[p*c:(p+1)*c]
-		hr, yr = hr[:len(xr)], yr[:len(xr)]
-		for ch, v := range xr {
-			h := float32((float64(v) - mean[ch]) * inv[ch])
-			hr[ch] = h
-			yr[ch] = h*gamma[ch] + beta[ch]
-		}
-	}
+	kernels.ChanNormalize(x, xh, y, g.hw, c, mean, inv, gamma, beta)
 }
 
 // backward writes the sample's gradients of γ and β, Σ_positions x̂ ⊙ dy and Σ_positions dy,
@@ -298,14 +281,7 @@ func (g gnGeom) backward(xh, dy, gamma []float32, inv []float64, gg, gb, dx []fl
 	sg, sb := acc[:c], acc[c:2*c]
 	clear(sg)
 	clear(sb)
-	for p := 0; p < g.hw; p++ {
-		hr, dr := xh[p*c:(p+1)*c], dy[p*c:(p+1)*c]
-		dr = dr[:len(hr)]
-		for ch, h := range hr {
-			sg[ch] += float64(h * dr[ch])
-			sb[ch] += float64(dr[ch])
-		}
-	}
+	kernels.ChanDots(xh, dy, g.hw, c, sg, sb)
 	for ch := range c {
 		gg[ch], gb[ch] = float32(sg[ch]), float32(sb[ch])
 	}
@@ -327,19 +303,7 @@ func (g gnGeom) backward(xh, dy, gamma []float32, inv []float64, gg, gb, dx []fl
 			d[ch] = float32(mgx / n * inv[ch])
 		}
 	}
-	for p := 0; p < g.hw; p++ {
-		hr, dr, out := xh[p*c:(p+1)*c], dy[p*c:(p+1)*c], dx[p*c:(p+1)*c]
-		dr, out = dr[:len(hr)], out[:len(hr)]
-		if add {
-			for ch, h := range hr {
-				out[ch] += a[ch]*dr[ch] - b[ch] - h*d[ch]
-			}
-			continue
-		}
-		for ch, h := range hr {
-			out[ch] = a[ch]*dr[ch] - b[ch] - h*d[ch]
-		}
-	}
+	kernels.ChanAffineDiff(xh, dy, dx, g.hw, c, a, b, d, add)
 }
 
 // addInto writes a + b to y, or adds a to y when b is nil.
