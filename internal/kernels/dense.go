@@ -29,12 +29,29 @@ func DenseRows(x []float32, ldx int, w []float32, np int, y []float32, ldy, rows
 	_, _ = x[(rows-1)*ldx+d-1], w[d*np-1] // the assembly reads these, and nothing beyond
 	if np == n && ldy == n {
 		_ = y[rows*n-1]
-		denseFMA(&x[0], ldx, &w[0], np, &y[0], n, rows, d, np/16)
+		denseBlocks(&x[0], ldx, w, np, y, n, rows, d)
 		return
 	}
 	_ = out[rows*np-1]
-	denseFMA(&x[0], ldx, &w[0], np, &out[0], np, rows, d, np/16)
+	denseBlocks(&x[0], ldx, w, np, out, np, rows, d)
 	for r := 0; r < rows; r++ {
 		copy(y[r*ldy:r*ldy+n], out[r*np:r*np+n])
 	}
+}
+
+// denseBlocks runs the np/16 column blocks of DenseRows: 32 columns at a time on AVX-512, the
+// last 16 (or all, without AVX-512) on AVX2. Each element is the same chain of fused
+// multiply-adds on either kernel.
+func denseBlocks(x *float32, ldx int, w []float32, np int, y []float32, ldy, rows, d int) {
+	b16 := np / 16
+	if haveDense512 && b16 >= 2 {
+		b32 := b16 / 2
+		denseFMA512(x, ldx, &w[0], np, &y[0], ldy, rows, d, b32)
+		if b16%2 == 0 {
+			return
+		}
+		denseFMA(x, ldx, &w[32*b32], np, &y[32*b32], ldy, rows, d, 1)
+		return
+	}
+	denseFMA(x, ldx, &w[0], np, &y[0], ldy, rows, d, b16)
 }

@@ -69,3 +69,30 @@ func BenchmarkDenseRows784x512(b *testing.B) {
 		DenseRows(x, 784, w, 512, y, 512, 32, 784, 512, nil)
 	}
 }
+
+// The AVX-512 kernel against the AVX2 one, bit for bit, on column counts with and without a
+// last block of 16 and on rows that take the four-row and the one-row paths.
+func TestDense512MatchesAVX2(t *testing.T) {
+	if !haveDense512 {
+		t.Skip("the AVX-512 dense kernel needs AVX-512F: this CPU runs the AVX2 one only")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, sh := range []struct{ rows, d, np int }{{1, 1, 32}, {5, 17, 48}, {32, 784, 512}, {7, 512, 16}, {9, 33, 96}, {256, 100, 128}} {
+		x := make([]float32, sh.rows*sh.d)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64() * math.Exp(3*rng.NormFloat64()))
+		}
+		w := make([]float32, sh.d*sh.np)
+		for i := range w {
+			w[i] = float32(rng.NormFloat64())
+		}
+		got, want := make([]float32, sh.rows*sh.np), make([]float32, sh.rows*sh.np)
+		denseBlocks(&x[0], sh.d, w, sh.np, got, sh.np, sh.rows, sh.d)
+		denseFMA(&x[0], sh.d, &w[0], sh.np, &want[0], sh.np, sh.rows, sh.d, sh.np/16)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%+v: element %d: AVX-512 %g, AVX2 %g", sh, i, got[i], want[i])
+			}
+		}
+	}
+}
