@@ -33,6 +33,9 @@ func newVersionCmd(a *app) *cobra.Command {
 			}
 			fmt.Fprintf(a.out, "dptrain %s%s (%s, %s/%s, blas=%s, kernel=%s, mpi=%v, dnnl=%s)\n", version, rev,
 				runtime.Version(), runtime.GOOS, runtime.GOARCH, models.BLAS(), models.BLASKernel(), mpi.Built, dnnl)
+			if adv := models.BLASAdvice(); adv != "" {
+				fmt.Fprintf(a.out, "note: %s\n", adv)
+			}
 			return nil
 		},
 	}

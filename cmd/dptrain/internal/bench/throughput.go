@@ -26,7 +26,8 @@ type Result struct {
 	Params         int     `json:"params"`
 	Batch          int     `json:"batch"`
 	BLAS           string  `json:"blas"`
-	BLASKernel     string  `json:"blas_kernel"` // the core type whose kernels the BLAS runs
+	BLASKernel     string  `json:"blas_kernel"`           // the core type whose kernels the BLAS runs
+	BLASAdvice     string  `json:"blas_advice,omitempty"` // how to run the BLAS on faster kernels, if it can
 	Engine         string  `json:"engine"`
 	Steps          int     `json:"steps"`
 	SGDMsPerStep   float64 `json:"sgd_ms_per_step"`
@@ -50,6 +51,9 @@ func (r Result) WriteText(out io.Writer) {
 	fmt.Fprintf(out, "  ratio             %8.2f×     %8.2f×\n", r.Ratio, r.MemoryRatio)
 	fmt.Fprintf(out, "  allocs/step       %8.0f non-private, %.0f DP-SGD (%.1f / %.1f MB)\n",
 		r.SGDAllocsPerStep, r.DPSGDAllocsPerStep, r.SGDBytesPerStep/1e6, r.DPSGDBytesPerStep/1e6)
+	if r.BLASAdvice != "" {
+		fmt.Fprintf(out, "  note: %s\n", r.BLASAdvice)
+	}
 }
 
 // ThroughputConfig is the setting of Throughput.
@@ -219,7 +223,7 @@ func Throughput(c ThroughputConfig) (Result, error) {
 			}
 		}
 	}
-	res := Result{Model: c.Model, Params: len(r.model.Params()), Batch: c.Batch, BLAS: models.BLAS(), BLASKernel: models.BLASKernel(), Steps: c.Steps,
+	res := Result{Model: c.Model, Params: len(r.model.Params()), Batch: c.Batch, BLAS: models.BLAS(), BLASKernel: models.BLASKernel(), BLASAdvice: models.BLASAdvice(), Steps: c.Steps,
 		SGDMsPerStep: Median(ts), DPSGDMsPerStep: Median(td), Engine: r.model.Engine()}
 	res.Ratio = res.DPSGDMsPerStep / res.SGDMsPerStep
 	n := float64(c.Steps)
