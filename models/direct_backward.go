@@ -1,8 +1,6 @@
 package models
 
 import (
-	"math"
-
 	"gonum.org/v1/gonum/blas"
 
 	"github.com/dptrain/dptrain/internal/kernels"
@@ -118,11 +116,8 @@ func (dr *direct) backward(lo, m int, s *directScratch) {
 		case opAct:
 			if o.relu {
 				x := dr.in(i)[lo*is : (lo+m)*is]
-				for t, v := range x {
-					// Keep the gradient where x's sign bit is clear, as actDiffOp.
-					keep := uint32(int32(^math.Float32bits(v)) >> 31)
-					dx[t] = math.Float32frombits(math.Float32bits(dy[t]) & keep)
-				}
+				// Keep the gradient where x's sign bit is clear, as actDiffOp.
+				kernels.ReLUGrad(x, dy[:len(x)], dx[:len(x)])
 			} else {
 				y := dr.out[i][lo*os : (lo+m)*os]
 				for t, v := range y {

@@ -152,13 +152,9 @@ func (dr *direct) clipBlock(start, lo, m int, clip float64, needNorms bool, norm
 				if c == 0 {
 					continue // clipped to zero: its product may hold NaN
 				}
-				for t, v := range s.mat[j][k*dk : (k+1)*dk] {
-					w[t] += float64(c * v)
-				}
+				kernels.AddScaled64(w, c, s.mat[j][k*dk:(k+1)*dk])
 				if l.b >= 0 {
-					for t, v := range s.bias[j][k*l.k : (k+1)*l.k] {
-						b[t] += float64(c * v)
-					}
+					kernels.AddScaled64(b[:l.k], c, s.bias[j][k*l.k:(k+1)*l.k])
 				}
 			}
 			continue

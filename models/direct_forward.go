@@ -110,9 +110,7 @@ func (dr *direct) forward(lo, m int, s *directScratch) {
 			}
 		case opAct:
 			if o.relu {
-				for t, v := range x {
-					y[t] = max(v, 0) // NaN stays NaN (Go's max), as actOp
-				}
+				kernels.ReLU(x, y) // NaN stays NaN (Go's max), as actOp
 			} else {
 				for t, v := range x {
 					y[t] = math32.Tanh(v)

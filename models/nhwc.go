@@ -309,14 +309,8 @@ func (g gnGeom) backward(xh, dy, gamma []float32, inv []float64, gg, gb, dx []fl
 // addInto writes a + b to y, or adds a to y when b is nil.
 func addInto(y, a, b []float32) {
 	if b == nil {
-		for t, v := range a {
-			y[t] += v
-		}
+		kernels.Add(y, a)
 		return
 	}
-	b = b[:len(a)]
-	y = y[:len(a)]
-	for t, v := range a {
-		y[t] = v + b[t]
-	}
+	kernels.Add2(y, a, b)
 }
