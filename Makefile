@@ -153,7 +153,7 @@ bench: build
 	./$(BIN) bench throughput --model cnn --batch 256 --engine graph --no-memory
 	@echo "bench: dptrain against PyTorch's non-private step (and Opacus when importable) on 1 and 2 cores, interleaved rounds (python3-torch)"
 	$(PYTHON) benchmarks/torch_compare.py --dptrain $(BIN) --cores 1 --cores 2 --shape cnn:256:5:10 --shape cnn:2048:3:5 \
-		--shape mlp:256:5:10 --shape resnet20-gn:64:3:3 --shape resnet20-gn:256:2:2
+		--shape mlp:256:5:10 --shape resnet20-gn:64:3:3 --shape resnet20-gn:256:2:2 --memory
 	@if [ -n "$(DNNL)" ]; then \
 		echo "bench: the conv steps on engine direct (im2col + OpenBLAS), the path without oneDNN"; \
 		./$(BIN) bench throughput --model cnn --batch 256 --engine direct --no-memory && \

@@ -16,11 +16,17 @@ models/spec.go). Without PyTorch (Debian: apt-get install python3-torch) the tor
 and only dptrain is timed. Opacus is not in Debian; it is pure Python, so a copy of its source
 on PYTHONPATH is enough: its columns then time its private step with per-sample hooks
 (grad_sample_mode "hooks") and, where the version has it, ghost clipping ("ghost").
+
+--memory adds a table of peak resident memory per shape: each side runs a few steps of one kind
+in a fresh process of its own (dptrain's DP and plain steps through `dptrain bench throughput`,
+torch's plain step in a child of this script) and reports that process's peak RSS, the
+interpreter and libraries included.
 """
 
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -117,6 +123,22 @@ def dptrain_round(binary, model, batch, steps, cores, engine="auto"):
     return r["sgd_ms_per_step"], r["dpsgd_ms_per_step"], f'{r["blas"]}/{r.get("blas_kernel", "?")}'
 
 
+def dptrain_peak(binary, model, batch, engine="auto"):
+    """Peak RSS in MB of dptrain's plain and DP steps, each in a process of its own."""
+    cmd = [binary, "bench", "throughput", "--model", model, "--batch", str(batch),
+           "--steps", "3", "--json", "--engine", engine]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    r = json.loads(out.strip().splitlines()[-1])
+    return r["sgd_peak_rss_mb"], r["dpsgd_peak_rss_mb"]
+
+
+def torch_peak(model, batch):
+    """Peak RSS in MB of torch's plain step, in a child process of its own."""
+    out = subprocess.run([sys.executable, __file__, "--torch-peak", f"{model}:{batch}"],
+                         check=True, capture_output=True, text=True).stdout
+    return float(out.strip().splitlines()[-1])
+
+
 def opacus_version():
     try:
         import opacus
@@ -140,7 +162,18 @@ def main():
                          "optionally with its own rounds and steps, so that one run prints a whole table")
     ap.add_argument("--cores", type=int, action="append",
                     help="cores given to each side (repeatable; default: all of them)")
+    ap.add_argument("--memory", action="store_true",
+                    help="also report each side's peak resident memory per shape (fresh processes)")
+    ap.add_argument("--torch-peak", metavar="MODEL:BATCH", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.torch_peak:  # the child of torch_peak: a few plain steps, then the peak RSS in MB
+        import torch
+        model, batch = args.torch_peak.split(":")
+        st = TorchStep(torch, model, int(batch))
+        for _ in range(3):
+            st.step()
+        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+        return
     try:
         import torch
     except ImportError:
@@ -208,6 +241,16 @@ def main():
         print(f"{model:11} {batch:5d} {cores:5d} {f'{rounds}×{nsteps}':>12} {blas:16} {d:10.2f} {s:13.2f} {col('torch', 11)} "
               f"{col('ghost', 12)} {col('hooks', 12)} {r1} {r2} {l0:5.2f}→{l1:5.2f}"
               + (f" {b:11.2f} {d / b:11.3f}" if b else ""))
+
+    if args.memory:
+        print("\npeak resident memory (MB), each kind in a fresh process")
+        print(f"{'model':11} {'batch':>5} {'dptrain DP':>10} {'dptrain plain':>13} {'torch plain':>11} {'DP/torch':>8}")
+        for model, batch in dict.fromkeys((m, b) for m, b, _, _ in shapes):
+            s_mb, d_mb = dptrain_peak(args.dptrain, model, batch, args.engine)
+            t_mb = torch_peak(model, batch) if torch else None
+            tc = f"{t_mb:11.1f}" if t_mb else f"{'-':>11}"
+            rc = f"{d_mb / t_mb:8.2f}" if t_mb else f"{'-':>8}"
+            print(f"{model:11} {batch:5d} {d_mb:10.1f} {s_mb:13.1f} {tc} {rc}")
 
 
 if __name__ == "__main__":
