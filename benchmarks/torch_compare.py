@@ -123,6 +123,19 @@ def dptrain_round(binary, model, batch, steps, cores, engine="auto"):
     return r["sgd_ms_per_step"], r["dpsgd_ms_per_step"], f'{r["blas"]}/{r.get("blas_kernel", "?")}'
 
 
+def peak_mb():
+    """This process's peak RSS in MB: VmHWM where /proc has it, since Linux carries ru_maxrss
+    across fork and exec (a child would report at least its parent's peak)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def dptrain_peak(binary, model, batch, engine="auto"):
     """Peak RSS in MB of dptrain's plain and DP steps, each in a process of its own."""
     cmd = [binary, "bench", "throughput", "--model", model, "--batch", str(batch),
@@ -172,7 +185,7 @@ def main():
         st = TorchStep(torch, model, int(batch))
         for _ in range(3):
             st.step()
-        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+        print(peak_mb())
         return
     try:
         import torch

@@ -2,6 +2,11 @@ package bench
 
 import (
 	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -70,4 +75,36 @@ func TestMBCDAndULR(t *testing.T) {
 	if injectedSigma("certified", 0.5) != 0.5 || injectedSigma("paper", 0.5) != 0 {
 		t.Error("injected σ: certified mode takes the public constant, paper mode the controller (0)")
 	}
+}
+
+// A child's peak memory is its own: a parent that holds 256 MB when it starts the child must
+// not show in the child's figure (ru_maxrss alone would carry it across fork and exec).
+func TestPeakIsTheChildsOwn(t *testing.T) {
+	if os.Getenv("DPTRAIN_PEAK_CHILD") == "1" {
+		fmt.Println(peakKiB())
+		return
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("VmHWM is Linux's")
+	}
+	held := make([]byte, 256<<20)
+	for i := range held {
+		if i%4096 == 0 {
+			held[i] = 1
+		}
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestPeakIsTheChildsOwn$")
+	cmd.Env = append(os.Environ(), "DPTRAIN_PEAK_CHILD=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kib, err := strconv.ParseInt(strings.Fields(string(out))[0], 10, 64)
+	if err != nil {
+		t.Fatalf("child printed %q", out)
+	}
+	if kib <= 0 || kib > 128<<10 {
+		t.Errorf("child's peak %d KiB with a parent holding 256 MB: the parent's peak leaked into it", kib)
+	}
+	runtime.KeepAlive(held)
 }

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -153,9 +154,26 @@ func PeakRSS(c ThroughputConfig, kind string) (int64, error) {
 			return 0, err
 		}
 	}
+	return peakKiB(), nil
+}
+
+// peakKiB is this process's peak resident set size in KiB: VmHWM from /proc/self/status where
+// there is one (Linux), else getrusage's ru_maxrss. ru_maxrss alone would not do: Linux carries
+// it across fork and exec, so a child reports at least its parent's peak at the time it was
+// started (the process that timed the steps, or a Python interpreter with torch loaded).
+func peakKiB() int64 {
+	if b, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+				if kib, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64); err == nil {
+					return kib
+				}
+			}
+		}
+	}
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return ru.Maxrss, nil
+	return ru.Maxrss
 }
 
 // Throughput times a non-private SGD step (no clipping, no noise) and a DP-SGD step on the same
