@@ -3,6 +3,8 @@ package tune
 import (
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -137,5 +139,36 @@ func TestDraw(t *testing.T) {
 	b, _ = source(&seed)
 	if a.Uint64() != b.Uint64() {
 		t.Error("two sources of one seed differ")
+	}
+}
+
+// Every shipped space file parses and fits the base config its comment names.
+func TestShippedSpaces(t *testing.T) {
+	paths, err := filepath.Glob("../../../../configs/tune/*.yaml")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no space files under configs/tune: %v", err)
+	}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(`--config (configs/\S+\.yaml)`).FindSubmatch(b)
+		if m == nil {
+			t.Errorf("%s: its comment names no base config (dptrain tune --config configs/….yaml)", p)
+			continue
+		}
+		s, err := LoadSpace(p)
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+			continue
+		}
+		base, err := os.ReadFile(filepath.Join("../../../..", string(m[1])))
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if err := s.CheckAgainst(base); err != nil {
+			t.Errorf("%s against %s: %v", p, m[1], err)
+		}
 	}
 }
