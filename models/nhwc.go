@@ -152,13 +152,7 @@ func (g poolGeom) max2Forward(x, y []float32, arg []int32, fs []float32, sc []in
 	pi, ci := sc[2*n:3*n], sc[3*n:4*n] // its index in x
 	pairs := func(dm []float32, dk, di []int32, r int) {
 		row := x[r*rw : (r+1)*rw]
-		a, b := row[:n], row[g.c:g.c+n]
-		dk, di = dk[:n], di[:n]
-		for t := range dm {
-			ka, kb := core.OrderedKey(a[t]), core.OrderedKey(b[t])
-			right := int32(uint64(int64(ka)-int64(kb))>>63) * int32(g.c) // c if kb > ka
-			dm[t], dk[t], di[t] = max(a[t], b[t]), max(ka, kb), int32(r*rw+t)+right
-		}
+		kernels.MaxPairs(row[:n], row[g.c:g.c+n], dm, dk, di, n, int32(r*rw), int32(g.c))
 	}
 	pairs(pm, pk, pi, 0)
 	for i := 0; i < g.oh; i++ {
@@ -173,12 +167,7 @@ func (g poolGeom) max2Forward(x, y []float32, arg []int32, fs []float32, sc []in
 // max2Rows writes the first maximum of each vertical pair of horizontal-pair maxima (p above,
 // c below) and its index.
 func (g poolGeom) max2Rows(yr []float32, ar []int32, pm, cm []float32, pk, ck, pi, ci []int32) {
-	n := len(yr)
-	ar, pm, cm, pk, ck, pi, ci = ar[:n], pm[:n], cm[:n], pk[:n], ck[:n], pi[:n], ci[:n]
-	for t := range yr {
-		sel := int32(uint64(int64(pk[t])-int64(ck[t])) >> 63) // 1 if ck > pk
-		yr[t], ar[t] = max(pm[t], cm[t]), pi[t]+(ci[t]-pi[t])*sel
-	}
+	kernels.MaxRows(yr, ar, pm, cm, pk, ck, pi, ci)
 }
 
 // maxBackward adds dy (oh×ow×c) to dx (h×w×c, zeroed by the caller) through the indices

@@ -6,8 +6,8 @@
 // the same way whichever rows share the call (amd64 assembly with AVX2 and FMA, 32 columns at a
 // time on AVX-512 with the same bits), so that one example's activations never depend on its
 // slot in a batch, and the direct executor's per-channel and element-wise passes (GroupNorm's
-// ChanSum … ChanAffineDiff, ReLU, Add, AddScaled64: amd64 assembly that gives the scalar loops'
-// bits).
+// ChanSum … ChanAffineDiff, ReLU, Add, AddScaled64, and max pooling's MaxPairs and MaxRows:
+// amd64 assembly that gives the scalar loops' bits).
 //
 // It sits below both package models and package optim and imports neither, nor gorgonia:
 // optim calls these kernels without depending on a model implementation. Float32 and float64

@@ -22,3 +22,9 @@ func add2Vec(y, a, b *float32, n int)
 
 //go:noescape
 func addScaled64Vec(s *float64, c float32, v *float32, n int)
+
+//go:noescape
+func maxPairsVec(a, b, m *float32, k, i *int32, n int, base, c int32)
+
+//go:noescape
+func maxRowsVec(y *float32, arg *int32, pm, cm *float32, pk, ck, pi, ci *int32, n int)

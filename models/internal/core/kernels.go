@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/dptrain/dptrain/data"
+	"github.com/dptrain/dptrain/internal/kernels"
 )
 
 // Arithmetic that both engines compute: the same function, so the same bits.
@@ -56,11 +57,6 @@ func Transpose(src, dst []float32, rows, cols int) {
 	}
 }
 
-// OrderedKey maps a float32 to an int32 in the same order (−0 and +0 to the same key, as they
-// compare equal): the sign-magnitude bits with the magnitude bits of negative numbers flipped.
-// NaNs map beyond ±Inf; max pooling's output is NaN for a window holding one whatever index
-// its gradient goes to.
-func OrderedKey(f float32) int32 {
-	u := int32(math.Float32bits(f + 0)) // f + 0 turns −0 into +0
-	return u ^ int32(uint32(u>>31)>>1)
-}
+// OrderedKey maps a float32 to an int32 in the same order: kernels.OrderedKey, which the
+// vector max-pooling passes compute lane by lane.
+func OrderedKey(f float32) int32 { return kernels.OrderedKey(f) }
