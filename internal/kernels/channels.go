@@ -4,8 +4,10 @@ package kernels
 // row stride c. They are the passes of GroupNorm's forward and backward maps (Wu & He 2018,
 // "Group Normalization", eqs. 1–2 and the per-channel affine map), written so that every element
 // goes through the same operations in the same order as the scalar Go code beside them: each
-// channel's float64 accumulator adds the rows in row order, and nothing is fused (no FMA), so the
-// vector kernels (amd64 with AVX, 16 channels at a time) and the scalar loops give the same bits.
+// channel's float64 accumulator adds the rows in row order, and nothing is fused (no FMA: the
+// scalar loops convert each product explicitly, which the Go spec says forbids fusing it, so a
+// compiler that fuses, as Go's does for GOAMD64=v3 and on arm64, cannot either), so the vector
+// kernels (amd64 with AVX, 16 channels at a time) and the scalar loops give the same bits.
 // An example's result therefore depends on its own tensor alone, whichever kernel ran.
 
 // ChanSum adds each channel's values, in float64, to acc: acc[ch] += Σ_p x[p·c+ch].
@@ -116,7 +118,7 @@ func chanSqDevGo(x []float32, rows, c, ch0 int, mean, acc []float64) {
 		row := x[p*c : (p+1)*c]
 		for ch := ch0; ch < c; ch++ {
 			d := float64(row[ch]) - mean[ch]
-			acc[ch] += d * d
+			acc[ch] += float64(d * d) // the conversion forbids fusing the product into the sum
 		}
 	}
 }
@@ -131,7 +133,7 @@ func chanNormGo(x, xh, y []float32, rows, c, ch0 int, mean, inv []float64, gamma
 		for ch := ch0; ch < c; ch++ {
 			h := float32((float64(xr[ch]) - mean[ch]) * inv[ch])
 			hr[ch] = h
-			yr[ch] = h*gamma[ch] + beta[ch]
+			yr[ch] = float32(h*gamma[ch]) + beta[ch]
 		}
 	}
 }
@@ -158,7 +160,7 @@ func chanDxGo(xh, dy, dx []float32, rows, c, ch0 int, a, b, d []float32, add boo
 	for p := 0; p < rows; p++ {
 		hr, dr, out := xh[p*c:(p+1)*c], dy[p*c:(p+1)*c], dx[p*c:(p+1)*c]
 		for ch := ch0; ch < c; ch++ {
-			v := a[ch]*dr[ch] - b[ch] - hr[ch]*d[ch]
+			v := float32(a[ch]*dr[ch]) - b[ch] - float32(hr[ch]*d[ch])
 			if add {
 				out[ch] += v
 			} else {
