@@ -40,7 +40,7 @@ func (dr *direct) backward(lo, m int, s *directScratch) {
 				}
 				dx := dr.dout[t.src][lo*is : (lo+m)*is]
 				if t.acc {
-					addInto(dx, dy, nil)
+					kernels.Add(dx, dy)
 				} else {
 					copy(dx, dy)
 				}
@@ -97,7 +97,7 @@ func (dr *direct) backward(lo, m int, s *directScratch) {
 					}
 					s.err = dr.dn.backwardData(o.p, s.dn, dr.wp[o.p], dy[k*os:(k+1)*os], dxk)
 					if o.acc {
-						addInto(dx[k*is:(k+1)*is], dxk, nil)
+						kernels.Add(dx[k*is:(k+1)*is], dxk)
 					}
 				}
 				break
@@ -145,7 +145,7 @@ func (dr *direct) backward(lo, m int, s *directScratch) {
 			}
 		}
 		if o.acc && writes {
-			addInto(dr.dout[o.src][lo*is:(lo+m)*is], s.accum[:m*is], nil)
+			kernels.Add(dr.dout[o.src][lo*is:(lo+m)*is], s.accum[:m*is])
 		}
 	}
 }

@@ -138,7 +138,7 @@ func (dr *direct) forward(lo, m int, s *directScratch) {
 				o.gn.forward(x[k*is:(k+1)*is], xh[k*os:(k+1)*os], y[k*os:(k+1)*os], gamma, beta, st[k*l.c:(k+1)*l.c], s.gn64)
 			}
 		case opAddSave:
-			addInto(y, x, dr.out[o.src2][lo*os:(lo+m)*os])
+			kernels.Add2(y, x, dr.out[o.src2][lo*os:(lo+m)*os])
 		case opFlatten:
 			// NHWC to the graph's (channel, row, column) order, which the dense weights index.
 			for k := 0; k < m; k++ {

@@ -105,13 +105,13 @@ type poolGeom struct {
 // gradient goes to, the window's first maximum in row-major order, to arg. The value is Go's
 // max, NaN if the window holds a NaN, so that a non-finite activation reaches the example's
 // gradient norm, which clips it to zero (as the graph engine's pool2d does on NCHW planes). The
-// running maximum is compared on core.OrderedKey, integers, and the index selected
+// running maximum is compared on kernels.OrderedKey, integers, and the index selected
 // arithmetically, so that random activations cost no mispredicted branches; key is scratch of c
 // elements.
 func (g poolGeom) maxForward(x, y []float32, arg []int32, key []int32) {
 	c := g.c
 	ninf := float32(math.Inf(-1))
-	kinf := core.OrderedKey(ninf)
+	kinf := kernels.OrderedKey(ninf)
 	key = key[:c]
 	for i := 0; i < g.oh; i++ {
 		for j := 0; j < g.ow; j++ {
@@ -127,7 +127,7 @@ func (g poolGeom) maxForward(x, y []float32, arg []int32, key []int32) {
 					xs := x[base : base+c]
 					xs, yo, ao := xs[:c], yo[:c], ao[:c]
 					for ch, v := range xs {
-						kv := core.OrderedKey(v)
+						kv := kernels.OrderedKey(v)
 						sel := int32(uint64(int64(key[ch])-int64(kv)) >> 63) // 1 if kv > key
 						key[ch] = max(key[ch], kv)
 						ao[ch] += (int32(base+ch) - ao[ch]) * sel
@@ -157,17 +157,11 @@ func (g poolGeom) max2Forward(x, y []float32, arg []int32, fs []float32, sc []in
 	pairs(pm, pk, pi, 0)
 	for i := 0; i < g.oh; i++ {
 		pairs(cm, ck, ci, i+1)
-		g.max2Rows(y[i*n:(i+1)*n], arg[i*n:(i+1)*n], pm, cm, pk, ck, pi, ci)
+		kernels.MaxRows(y[i*n:(i+1)*n], arg[i*n:(i+1)*n], pm, cm, pk, ck, pi, ci)
 		pm, cm = cm, pm
 		pk, ck = ck, pk
 		pi, ci = ci, pi
 	}
-}
-
-// max2Rows writes the first maximum of each vertical pair of horizontal-pair maxima (p above,
-// c below) and its index.
-func (g poolGeom) max2Rows(yr []float32, ar []int32, pm, cm []float32, pk, ck, pi, ci []int32) {
-	kernels.MaxRows(yr, ar, pm, cm, pk, ck, pi, ci)
 }
 
 // maxBackward adds dy (oh×ow×c) to dx (h×w×c, zeroed by the caller) through the indices
@@ -293,13 +287,4 @@ func (g gnGeom) backward(xh, dy, gamma []float32, inv []float64, gg, gb, dx []fl
 		}
 	}
 	kernels.ChanAffineDiff(xh, dy, dx, g.hw, c, a, b, d, add)
-}
-
-// addInto writes a + b to y, or adds a to y when b is nil.
-func addInto(y, a, b []float32) {
-	if b == nil {
-		kernels.Add(y, a)
-		return
-	}
-	kernels.Add2(y, a, b)
 }

@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/dptrain/dptrain/models/internal/core"
+	"github.com/dptrain/dptrain/internal/kernels"
 )
 
 // Pooling kernels on (N, C, H, W) data, shared by poolOp and poolDiffOp (ops.go). Every
@@ -272,7 +272,7 @@ func maxPlane2Arg(xp, yp []float32, ap []int32, w, oh, ow int, rows []float32, i
 		dk, di = dk[:len(dm)], di[:len(dm)]
 		for j := range dm {
 			a, b := row[j], row[j+1]
-			ka, kb := core.OrderedKey(a), core.OrderedKey(b)
+			ka, kb := kernels.OrderedKey(a), kernels.OrderedKey(b)
 			right := int32(uint64(int64(ka)-int64(kb)) >> 63) // 1 if kb > ka
 			dm[j], dk[j], di[j] = max(a, b), max(ka, kb), int32(o+j)+right
 		}

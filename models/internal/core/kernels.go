@@ -4,7 +4,6 @@ import (
 	"math"
 
 	"github.com/dptrain/dptrain/data"
-	"github.com/dptrain/dptrain/internal/kernels"
 )
 
 // Arithmetic that both engines compute: the same function, so the same bits.
@@ -56,7 +55,3 @@ func Transpose(src, dst []float32, rows, cols int) {
 		}
 	}
 }
-
-// OrderedKey maps a float32 to an int32 in the same order: kernels.OrderedKey, which the
-// vector max-pooling passes compute lane by lane.
-func OrderedKey(f float32) int32 { return kernels.OrderedKey(f) }
