@@ -68,13 +68,24 @@ func run(ctx context.Context, w io.Writer, path, stats string, clip, sigmaN, tar
 	}
 	switch stats {
 	case "exact":
-		clip = 0
+		clip, sigmaN = 0, 0
 	case "noisy":
 		if !(clip > 0) || !(sigmaN > 0) {
 			return fmt.Errorf("-stats noisy needs -clip > 0 and -stats-noise > 0 (got %v, %v)", clip, sigmaN)
 		}
 	default:
 		return fmt.Errorf("-stats %q: use exact or noisy", stats)
+	}
+	// The all-in ε composes the releases with DP-SGD's Poisson steps (trainSteps): refuse,
+	// before any work, a target for a run those records do not describe.
+	o := cfg.Optimizer
+	if target > 0 {
+		switch {
+		case stats != "noisy":
+			return fmt.Errorf("-epsilon needs -stats noisy: exact statistics have no finite ε")
+		case o.Algorithm != "dp-sgd" || o.Sampling != string(data.SchemePoisson):
+			return fmt.Errorf("-epsilon composes DP-SGD steps on Poisson batches, and the config runs %s with %s sampling: set optimizer.algorithm=dp-sgd and optimizer.sampling=poisson, or give σ without -epsilon", o.Algorithm, o.Sampling)
+		}
 	}
 	// The features without GroupNorm, through the trainer's own loading and feature cache.
 	cfg.Data.Features.Groups = 0
@@ -102,10 +113,6 @@ func run(ctx context.Context, w io.Writer, path, stats string, clip, sigmaN, tar
 		return err
 	}
 	if target > 0 {
-		if stats != "noisy" {
-			return fmt.Errorf("-epsilon needs -stats noisy: exact statistics have no finite ε")
-		}
-		o := cfg.Optimizer
 		planned, err := dptrain.PlannedSteps(data.Scheme(o.Sampling), n, o.BatchSize, o.MinBatchSize, cfg.Training.Steps, cfg.Training.Epochs)
 		if err != nil {
 			return err

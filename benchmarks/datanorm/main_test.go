@@ -109,6 +109,7 @@ func TestDataNorm(t *testing.T) {
 		{"unknown statistics", "approximate", 1, 8, 0, []string{"seed=1"}, "use exact or noisy"},
 		{"noisy without clip", "noisy", 0, 8, 0, []string{"seed=1"}, "-clip > 0"},
 		{"target with exact", "exact", 0, 0, 3, []string{"seed=1"}, "-epsilon needs -stats noisy"},
+		{"target with shuffled batches", "noisy", 1, 8, 3, []string{"seed=1", "optimizer.sampling=shuffled"}, "optimizer.sampling=poisson"},
 		{"not scatternet", "exact", 0, 0, 0, []string{"seed=1", "data.features.kind="}, "give a ScatterNet config"},
 	} {
 		err := run(t.Context(), io.Discard, cfg, tc.stats, tc.clip, tc.sn, tc.eps, append(tc.over, "output.dir="+filepath.Join(dir, tc.name)))
