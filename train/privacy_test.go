@@ -501,6 +501,10 @@ func runHarnessSize(t *testing.T, algs *config.Algorithms, cfg *config.Config, s
 				for _, c := range cs {
 					d := dptest.With(b, pos, c.X, int32(k%classes))
 					other, _ := dptest.Random(1, dim, classes, s, rng)
+					ref, err := dptest.Run(h.experiment(params), d)
+					if err != nil {
+						t.Fatalf("n %d, %s params, scale %g, %s example at %d: %v", n, pname, s, c.Name, pos, err)
+					}
 					for _, rel := range relations {
 						var dn data.Batch
 						switch rel {
@@ -512,7 +516,7 @@ func runHarnessSize(t *testing.T, algs *config.Algorithms, cfg *config.Config, s
 						case dptest.Replace:
 							dn = dptest.With(d, pos, other, int32((k+1)%classes))
 						}
-						ms, err := dptest.Measure(h.experiment(params), d, dn, rel)
+						ms, err := ref.Measure(dn, rel)
 						if err != nil {
 							t.Fatalf("n %d, %s params, scale %g, %s %s example at %d: %v", n, pname, s, rel, c.Name, pos, err)
 						}

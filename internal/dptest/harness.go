@@ -75,11 +75,37 @@ func (m Measurement) String() string {
 // two sides must release the same records (a record depends only on public declarations);
 // a step that fails on either side is an error.
 func Measure(e Experiment, d, dn data.Batch, rel Relation) ([]Measurement, error) {
+	s, err := Run(e, d)
+	if err != nil {
+		return nil, err
+	}
+	return s.Measure(dn, rel)
+}
+
+// Step is one step of an experiment on D, kept to be measured against any number of
+// neighbouring batches D′: each D′ runs a fresh experiment of its own, and D's step, which is
+// deterministic (seeded noise, identical state), is not run again for each.
+type Step struct {
+	e             Experiment
+	o             optim.Optimizer
+	before, after []float32
+	res           optim.Result
+}
+
+// Run takes one step of a fresh experiment e on d.
+func Run(e Experiment, d data.Batch) (*Step, error) {
 	o, before, after, res, err := run(e, d)
 	if err != nil {
 		return nil, fmt.Errorf("dptest: step on D: %w", err)
 	}
-	_, _, afterN, resN, err := run(e, dn)
+	return &Step{e: e, o: o, before: before, after: after, res: res}, nil
+}
+
+// Measure runs one step of a fresh experiment on dn, a neighbour of the batch s was run on by
+// rel, and returns one measurement per record, as the package-level Measure does.
+func (s *Step) Measure(dn data.Batch, rel Relation) ([]Measurement, error) {
+	o, before, after, res := s.o, s.before, s.after, s.res
+	_, _, afterN, resN, err := run(s.e, dn)
 	if err != nil {
 		return nil, fmt.Errorf("dptest: step on D′: %w", err)
 	}
