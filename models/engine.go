@@ -56,6 +56,13 @@ func (nw *Network) describe() *core.Net {
 
 // graph returns the network's graph engine, or an error saying that what needs it has none.
 func (nw *Network) graph(what string) (Graph, error) {
+	if nw.gr == nil && nw.grLazy != nil {
+		gr, err := nw.grLazy()
+		if err != nil {
+			return nil, fmt.Errorf("models: %s needs the graph engine, and building it for %s failed: %w", what, nw.res.name, err)
+		}
+		return gr, nil
+	}
 	if nw.gr == nil {
 		return nil, fmt.Errorf("models: %s needs the graph engine, and this %s network was built without one: build it with package models/graph (graph.New or graph.Load)", what, nw.res.name)
 	}

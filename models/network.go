@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 
 	"github.com/dptrain/dptrain/data"
 	"github.com/dptrain/dptrain/layer"
@@ -29,7 +30,10 @@ type Network struct {
 	inDim  int
 
 	dr *direct // the direct executor (direct.go), nil when the graph runs every pass
-	gr Graph   // the graph engine (WithGraph), nil without one
+	gr Graph   // the graph engine (WithGraph) when it runs the passes; nil otherwise
+	// grLazy builds the graph engine on first use (traces, the reference gradient) where
+	// the direct executor runs the passes: compiling a graph costs more than most steps.
+	grLazy func() (Graph, error)
 }
 
 var _ Model = (*Network)(nil)
@@ -68,11 +72,6 @@ func newUninitialised(spec Spec, opts []Option) (*Network, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if o.graph != nil {
-		if nw.gr, err = o.graph(nw.describe()); err != nil {
-			return nil, err
-		}
-	}
 	if r.engine != "graph" {
 		nw.dr = newDirect(nw)
 		if nw.dr == nil && (r.engine == "direct" || r.engine == "dnnl") {
@@ -84,6 +83,16 @@ func newUninitialised(spec Spec, opts []Option) (*Network, error) {
 			if nw.dr.dn, err = newDnnlConvs(nw.dr); err != nil {
 				return nil, err
 			}
+		}
+	}
+	if o.graph != nil {
+		if nw.dr == nil {
+			if nw.gr, err = o.graph(nw.describe()); err != nil {
+				return nil, err
+			}
+		} else {
+			build := o.graph
+			nw.grLazy = sync.OnceValues(func() (Graph, error) { return build(nw.describe()) })
 		}
 	}
 	if nw.dr == nil && nw.gr == nil {
