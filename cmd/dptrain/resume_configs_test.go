@@ -72,14 +72,22 @@ func TestEveryShippedConfigResumesFromItsSavedConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// A short run, made longer while a fast config finishes before the signal lands.
+			// A short run (the slowest configs take most of a second a step), made longer while
+			// a fast config finishes, or stops at its last step, before the signal lands.
 			var run string
 			var runErr error
-			for steps := 16; ; steps *= 4 {
+			var ck *rundir.Checkpoint
+			for steps := 6; ; steps *= 4 {
 				var finished bool
 				run, runErr, finished = interruptRun(t, p, cfg, cifar, steps)
 				if !finished {
-					break
+					var err error
+					if ck, err = rundir.LoadCheckpoint(rundir.PrivatePath(run, rundir.CheckpointFile)); err != nil {
+						t.Fatal(err)
+					}
+					if ck.Header.Step < steps {
+						break
+					}
 				}
 				if steps > 1000 {
 					t.Fatalf("every run finished before SIGTERM reached it")
@@ -92,10 +100,6 @@ func TestEveryShippedConfigResumesFromItsSavedConfig(t *testing.T) {
 			saved := filepath.Join(run, "config.yaml")
 			if !strings.Contains(runErr.Error(), "dptrain train --config "+saved+" --resume") {
 				t.Fatalf("message %q does not give the command to continue", runErr)
-			}
-			ck, err := rundir.LoadCheckpoint(rundir.PrivatePath(run, rundir.CheckpointFile))
-			if err != nil {
-				t.Fatal(err)
 			}
 			// The command the run printed, as it printed it.
 			if _, _, err := runDptrain(t, "train", "--config", saved, "--resume", "--no-progress"); err != nil {
