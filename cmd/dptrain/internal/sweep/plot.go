@@ -5,6 +5,9 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"slices"
+	"sort"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -32,7 +35,9 @@ var dashes = [][]vg.Length{
 }
 
 // PlotAccuracyEpsilon draws test accuracy (mean over seeds, with ± std bars) against ε: one
-// colour per group, one marker per accounting mode, so that one run appears once per mode.
+// colour per series (the groups that differ only on EpsilonAxis: an algorithm across its target
+// ε), one marker and dash pattern per accounting mode, so that one run appears once per mode and
+// each series is one line per mode.
 func (r *Results) PlotAccuracyEpsilon(w io.Writer) error {
 	p, legend, err := r.accuracyPlot()
 	if err != nil {
@@ -41,38 +46,108 @@ func (r *Results) PlotAccuracyEpsilon(w io.Writer) error {
 	return save(p, legend, w)
 }
 
+// accuracySeries returns the indices of the finished groups, gathered by their labels on every
+// axis but EpsilonAxis, in the table's order.
+func (r *Results) accuracySeries() [][]int {
+	var out [][]int
+	at := map[string]int{}
+	for gi, g := range r.Groups {
+		if g.Seeds == 0 {
+			continue
+		}
+		var ks []string
+		for _, l := range g.Labels {
+			if l.Axis != EpsilonAxis {
+				ks = append(ks, l.Axis+"="+l.Value)
+			}
+		}
+		k := strings.Join(ks, "\x00")
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], gi)
+	}
+	return out
+}
+
+// seriesName names a series by its groups' labels on every axis but EpsilonAxis.
+func (g Group) seriesName() string {
+	var vs []string
+	for _, l := range g.Labels {
+		if l.Axis != EpsilonAxis {
+			vs = append(vs, l.Value)
+		}
+	}
+	return strings.Join(vs, " ")
+}
+
 // accuracyPlot builds the accuracy plot: its axes span the points drawn, with a margin, so that
 // no marker sits on the frame and the points fill the plot.
 func (r *Results) accuracyPlot() (*plot.Plot, plot.Legend, error) {
 	p, legend, modes := r.newPlot("test accuracy against ε", "ε (per accounting mode; marker = mode)", "test accuracy (mean ± std over seeds)")
 	logX := setEpsilonAxis(p, r.plottedEpsilons())
 	var xs, ys []float64
-	for gi, g := range r.Groups {
-		if g.Seeds == 0 {
-			continue
-		}
-		col := palette[gi%len(palette)]
+	for si, members := range r.accuracySeries() {
+		col := palette[si%len(palette)]
 		for mi, m := range modes {
-			for _, e := range g.Epsilon {
-				if e.Mode != m || e.Error != "" || (logX && e.Epsilon <= 0) || math.IsInf(e.Epsilon, 0) || math.IsNaN(e.Epsilon) {
-					continue
+			var pts plotter.XYs
+			var stds []float64
+			var labels []string
+			for _, gi := range members {
+				g := r.Groups[gi]
+				for _, e := range g.Epsilon {
+					if e.Mode != m || e.Error != "" || (logX && e.Epsilon <= 0) || math.IsInf(e.Epsilon, 0) || math.IsNaN(e.Epsilon) {
+						continue
+					}
+					pts = append(pts, plotter.XY{X: e.Epsilon, Y: g.AccuracyMean})
+					stds = append(stds, g.AccuracyStd)
+					if l := string(e.Label); !slices.Contains(labels, l) {
+						labels = append(labels, l)
+					}
+					xs = append(xs, e.Epsilon)
+					ys = append(ys, g.AccuracyMean-g.AccuracyStd, g.AccuracyMean+g.AccuracyStd)
 				}
-				pts := plotter.XYs{{X: e.Epsilon, Y: g.AccuracyMean}}
-				sc, err := plotter.NewScatter(pts)
-				if err != nil {
-					return nil, legend, err
-				}
-				sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(4), Shape: shapes[mi%len(shapes)]}
-				bars, err := plotter.NewYErrorBars(errPoints{pts, g.AccuracyStd})
-				if err != nil {
-					return nil, legend, err
-				}
-				bars.LineStyle.Color = col
-				p.Add(sc, bars)
-				legend.Add(fmt.Sprintf("%s · %s (%s): ε %.3g", g.name(), m, e.Label, e.Epsilon), sc)
-				xs = append(xs, e.Epsilon)
-				ys = append(ys, g.AccuracyMean-g.AccuracyStd, g.AccuracyMean+g.AccuracyStd)
 			}
+			if len(pts) == 0 {
+				continue
+			}
+			order := make([]int, len(pts))
+			for i := range order {
+				order[i] = i
+			}
+			sort.SliceStable(order, func(a, b int) bool { return pts[order[a]].X < pts[order[b]].X })
+			sorted, sortedStd := make(plotter.XYs, len(pts)), make([]float64, len(pts))
+			for i, j := range order {
+				sorted[i], sortedStd[i] = pts[j], stds[j]
+			}
+			sc, err := plotter.NewScatter(sorted)
+			if err != nil {
+				return nil, legend, err
+			}
+			sc.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(4), Shape: shapes[mi%len(shapes)]}
+			bars, err := plotter.NewYErrorBars(errPoints{sorted, sortedStd})
+			if err != nil {
+				return nil, legend, err
+			}
+			bars.LineStyle.Color = col
+			p.Add(sc, bars)
+			name := fmt.Sprintf("%s · %s (%s)", r.Groups[members[0]].seriesName(), m, strings.Join(labels, ", "))
+			if len(sorted) == 1 {
+				legend.Add(fmt.Sprintf("%s: ε %.3g", name, sorted[0].X), sc)
+				continue
+			}
+			l, err := plotter.NewLine(sorted)
+			if err != nil {
+				return nil, legend, err
+			}
+			l.LineStyle.Color = col
+			l.LineStyle.Width = vg.Points(1.5)
+			l.LineStyle.Dashes = dashes[mi%len(dashes)]
+			p.Add(l)
+			legend.Add(name, l, sc)
 		}
 	}
 	if !logX {
@@ -145,12 +220,13 @@ func setEpsilonAxis(p *plot.Plot, eps []float64) bool {
 	return true
 }
 
+// errPoints are points with the standard deviation of each.
 type errPoints struct {
 	plotter.XYs
-	std float64
+	std []float64
 }
 
-func (e errPoints) YError(int) (float64, float64) { return e.std, e.std }
+func (e errPoints) YError(i int) (float64, float64) { return e.std[i], e.std[i] }
 
 // PlotEpsilonSteps draws ε against steps for the first finished cell of every group: one colour
 // per group, one dash pattern per accounting mode.

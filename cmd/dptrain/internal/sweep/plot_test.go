@@ -5,6 +5,8 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"reflect"
+	"strconv"
 	"testing"
 
 	"gonum.org/v1/plot"
@@ -156,5 +158,36 @@ func TestSweepPlotsLeaveTheEdgesClearAndTheLegendTight(t *testing.T) {
 	}
 	if empty := float64(b.Max.X-1-right) / float64(b.Dx()); empty > 0.05 {
 		t.Errorf("the rightmost %.0f%% of the image is empty: the legend's column is wider than its text", 100*empty)
+	}
+}
+
+// Each algorithm of a suite with an ε axis is one line of accuracy against ε: the groups that
+// differ only on EpsilonAxis form one series, drawn in one colour with its points joined.
+func TestAccuracyPlotJoinsAnAlgorithmAcrossItsTargetEpsilon(t *testing.T) {
+	grid := func(axis string) []Group {
+		var gs []Group
+		for i, alg := range []string{"a", "b"} {
+			for j, eps := range []float64{1, 3, 8} {
+				gs = append(gs, Group{Labels: []Label{{Axis: "algorithm", Value: alg}, {Axis: axis, Value: strconv.FormatFloat(eps, 'g', -1, 64)}},
+					Seeds: 3, Cells: 3, AccuracyMean: 0.5 + 0.1*float64(i) + 0.05*float64(j), AccuracyStd: 0.01,
+					Epsilon: []train.ModeEpsilon{{Mode: "rdp", Label: "certified", Epsilon: eps}}})
+			}
+		}
+		return gs
+	}
+	joined := &Results{Suite: "test", Groups: grid(EpsilonAxis)}
+	if got, want := joined.accuracySeries(), [][]int{{0, 1, 2}, {3, 4, 5}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("series %v, want %v (one per algorithm)", got, want)
+	}
+	apart := &Results{Suite: "test", Groups: grid("target")}
+	if got := apart.accuracySeries(); len(got) != 6 {
+		t.Errorf("without an ε axis: %d series, want one per group (6)", len(got))
+	}
+	// The joined plot draws algorithm a's three points in one colour, and the line between them
+	// adds ink of that colour; drawn apart, each group has a colour of its own.
+	nJoined, _ := inkOf(renderAccuracy(t, joined.Groups...), palette[0])
+	nApart, _ := inkOf(renderAccuracy(t, apart.Groups...), palette[0])
+	if nJoined < 3*nApart {
+		t.Errorf("algorithm a's colour covers %d pixels joined and %d for one group apart: want its three points and the line between them", nJoined, nApart)
 	}
 }

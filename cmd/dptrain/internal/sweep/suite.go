@@ -14,6 +14,11 @@ import (
 // SeedAxis is the axis name that Collect averages over (accuracy mean ± std over seeds).
 const SeedAxis = "seed"
 
+// EpsilonAxis is the name of an axis whose values set the target ε (privacy.target_epsilon):
+// the accuracy plot joins the groups that differ only on it into one line per accounting mode,
+// so that each algorithm (each value of the other axes) is one line of accuracy against ε.
+const EpsilonAxis = "epsilon"
+
 // Suite is a benchmark grid, as read from a YAML file.
 type Suite struct {
 	// Name labels the suite in tables and plots.
