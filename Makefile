@@ -92,9 +92,10 @@ SLOT_TESTS := -run 'TestEachExampleAloneBitForBit|TestSlotAmplification|TestShar
 	./models ./models/lifted ./internal/kernels ./internal/mpi ./train/internal/augment ./algorithm/dpmbcd/nmf
 
 # Each package's tests have a timeout from its measured time, with a wide margin for a 2-core
-# machine with two CPU-bound jobs beside it (where cmd/dptrain took 457 s, 224 s quiet). Two
-# loaded runs here (load 4 to 10): cmd/dptrain 325 and 480 s, train 260 and 402 s; models 73
-# and 173 s, cmd/dptrain/internal/sweep 17 and 58 s; every other package under 24 s.
+# machine with two CPU-bound jobs beside it. The whole of `make test` from a fresh clone, quiet
+# and then beside two CPU-bound jobs: cmd/dptrain 297 and 447 s (its cluster tests 195 and
+# 264 s), train 247 and 364 s, models 205 and 297 s, cmd/dptrain/internal/sweep 42 and 95 s,
+# every other package under 30 s; 5 min 18 s and 8 min 3 s in all.
 # cmd/dptrain's tests run one after another, and its cluster tests (Slurm, MPI: CLUSTER) mostly
 # wait for daemons, so they run as a second test binary of the package, beside the rest (HEAVY),
 # the medium and then the light packages, and the per-example bit tests on the pure-Go BLAS: the
