@@ -19,6 +19,10 @@
 // only up to the rounding of the stored parameters and of the released sum; Allowance is that
 // rounding, computed from the values themselves, and Ratio excludes it.
 //
+// Run takes the step on D once and Step.Measure measures it against each neighbour D′ (a
+// removal and a replacement of the same example share it): the step on D is deterministic, so
+// running it again for every D′ would only repeat it.
+//
 // The registered algorithms are driven through it by the trainer's tests, over every model and
 // engine an algorithm accepts, crafted examples at every position of batches that cross the
 // direct executor's block and chunk boundaries, and adversarial parameters.
