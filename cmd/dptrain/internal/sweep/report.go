@@ -111,7 +111,7 @@ func (r *Results) WriteMarkdown(w io.Writer) error {
 	for _, m := range modes {
 		head = append(head, "ε "+m)
 	}
-	head = append(head, "private", "steps", "ms/step", "wall (s)")
+	head = append(head, "private", "steps", "ms/step", "wall (s, seeds summed)")
 	refs := false
 	for _, g := range r.Groups {
 		refs = refs || g.Reference != ""
