@@ -1,12 +1,12 @@
 package sweep
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
 	"io"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -93,8 +93,8 @@ func (r *Results) accuracyPlot() (*plot.Plot, plot.Legend, error) {
 	for si, members := range r.accuracySeries() {
 		col := palette[si%len(palette)]
 		for mi, m := range modes {
-			var pts plotter.XYs
-			var stds []float64
+			type point struct{ x, y, std float64 }
+			var pts []point
 			var labels []string
 			for _, gi := range members {
 				g := r.Groups[gi]
@@ -102,8 +102,7 @@ func (r *Results) accuracyPlot() (*plot.Plot, plot.Legend, error) {
 					if e.Mode != m || e.Error != "" || (logX && e.Epsilon <= 0) || math.IsInf(e.Epsilon, 0) || math.IsNaN(e.Epsilon) {
 						continue
 					}
-					pts = append(pts, plotter.XY{X: e.Epsilon, Y: g.AccuracyMean})
-					stds = append(stds, g.AccuracyStd)
+					pts = append(pts, point{e.Epsilon, g.AccuracyMean, g.AccuracyStd})
 					if l := string(e.Label); !slices.Contains(labels, l) {
 						labels = append(labels, l)
 					}
@@ -114,14 +113,10 @@ func (r *Results) accuracyPlot() (*plot.Plot, plot.Legend, error) {
 			if len(pts) == 0 {
 				continue
 			}
-			order := make([]int, len(pts))
-			for i := range order {
-				order[i] = i
-			}
-			sort.SliceStable(order, func(a, b int) bool { return pts[order[a]].X < pts[order[b]].X })
+			slices.SortStableFunc(pts, func(a, b point) int { return cmp.Compare(a.x, b.x) })
 			sorted, sortedStd := make(plotter.XYs, len(pts)), make([]float64, len(pts))
-			for i, j := range order {
-				sorted[i], sortedStd[i] = pts[j], stds[j]
+			for i, q := range pts {
+				sorted[i], sortedStd[i] = plotter.XY{X: q.x, Y: q.y}, q.std
 			}
 			sc, err := plotter.NewScatter(sorted)
 			if err != nil {
